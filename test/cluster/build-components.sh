@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# build-components.sh builds the real Go components the test ground runs
+# (kube-apiserver, etcd, the upstream CSI mock driver) from their Go modules,
+# pinned, into a cache directory outside the repository keyed by version, so
+# a warm machine never rebuilds. Prints nothing but progress on stderr; the
+# binary directory on stdout.
+#
+# Why wrappers: each of these modules carries `replace` lines in its own
+# go.mod (kubernetes points its staging modules at ./staging, etcd at ../api),
+# and Go ignores a dependency's replaces. A tiny wrapper module that requires
+# the component and restates the replaces as versions is the supported way to
+# build them with the module proxy alone.
+set -euo pipefail
+
+KUBERNETES_VERSION="${KUBERNETES_VERSION:-v1.36.3}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+
+cache_root="${BUN_CSI_ATTACHER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bun-csi-attacher}"
+bin_dir="$cache_root/bin"
+src_dir="$cache_root/src"
+mkdir -p "$bin_dir" "$src_dir"
+
+export CGO_ENABLED=0
+export GOFLAGS="${GOFLAGS:--trimpath}"
+
+log() { printf '[build-components] %s\n' "$*" >&2; }
+
+# build_in_wrapper NAME VERSION MODULE PACKAGE [REPLACE_LINES] [MAIN_DIR]
+# Builds PACKAGE (from MODULE@VERSION) into $bin_dir/NAME-VERSION unless it
+# is already there. With MAIN_DIR, the wrapper's own main package (copied
+# from that directory of this repository) is built instead of PACKAGE, and
+# the cache key also carries a hash of its source. The binary is written under a temporary name and renamed,
+# so an interrupted build never leaves a half-written binary in the cache.
+build_in_wrapper() {
+  local name=$1 version=$2 module=$3 package=$4 replaces=${5:-} main_dir=${6:-}
+  local key=$version
+  if [ -n "$main_dir" ]; then
+    key="$version-$(cat "$main_dir"/*.go | sha256sum | cut -c1-12)"
+  fi
+  local out="$bin_dir/$name-$key"
+  if [ -x "$out" ]; then
+    log "$name $version: cached at $out"
+    return
+  fi
+  local work="$src_dir/$name-$key"
+  rm -rf "$work"
+  mkdir -p "$work"
+  local go_minor
+  go_minor=$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')
+  {
+    printf 'module local.test/%s-wrapper\n\ngo %s\n\nrequire %s %s\n' "$name" "$go_minor" "$module" "$version"
+    if [ -n "$replaces" ]; then printf '\nreplace (\n%s\n)\n' "$replaces"; fi
+  } >"$work/go.mod"
+  log "$name $version: resolving modules"
+  (cd "$work" && go get "$package@$version" >&2)
+  log "$name $version: building (first build of kube-apiserver takes a while)"
+  local target=$package
+  if [ -n "$main_dir" ]; then
+    cp "$main_dir"/*.go "$work/"
+    target=.
+  fi
+  (cd "$work" && go build -o "$out.partial" "$target" >&2)
+  mv "$out.partial" "$out"
+  log "$name $version: built $out"
+}
+
+# kube-apiserver: every k8s.io staging module that kubernetes' go.mod lists as
+# v0.0.0 is published as v0.<minor>.<patch>; restate each as a replace.
+kubernetes_replaces() {
+  local mod_file staging_version
+  mod_file=$(cd "$src_dir" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  staging_version="v0.${KUBERNETES_VERSION#v1.}"
+  awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" { print $1 }' "$mod_file" | sort -u |
+    while read -r staging; do printf '\t%s => %s %s\n' "$staging" "$staging" "$staging_version"; done
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+k8s_replaces=$(kubernetes_replaces)
+build_in_wrapper kube-apiserver "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$k8s_replaces"
+build_in_wrapper etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3
+# Kubernetes' mock CSI driver lives in the kubernetes module (test/e2e), so it
+# shares kube-apiserver's module graph and most of its build cache.
+build_in_wrapper mock-csi-driver "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/kubernetes/test/e2e/storage/drivers/csi-test/mock/service "$k8s_replaces" "$here/mock-csi-driver"
+
+echo "$bin_dir"
