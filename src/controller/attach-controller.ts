@@ -1,0 +1,142 @@
+import { isNotFound } from "../kube/errors";
+import type { PersistentVolume } from "../kube/objects/persistent-volume";
+import type { VolumeAttachment } from "../kube/objects/volume-attachment";
+import type { Store } from "../kube/store";
+import type { Logger } from "../log/logger";
+import type { WorkQueue } from "../queue/work-queue";
+import { finalizerName } from "./driver-names";
+import type { Handler } from "./handler";
+
+export interface AttachControllerOptions {
+  readonly driverName: string;
+  readonly handler: Handler;
+  readonly vas: Store<VolumeAttachment>;
+  readonly pvs: Store<PersistentVolume>;
+  /** Queue of VA names ("csi-attacher-va" in metrics). */
+  readonly vaQueue: WorkQueue<string>;
+  /** Queue of PV names ("csi-attacher-pv" in metrics). */
+  readonly pvQueue: WorkQueue<string>;
+  readonly log: Logger;
+}
+
+/**
+ * AttachController turns store events into queued names and runs the
+ * workers that hand each name to the handler, as upstream's
+ * CSIAttachController: success forgets the name's failures, an error re-adds
+ * it with back-off, and a name is never processed by two workers at once.
+ */
+export class AttachController {
+  private readonly finalizer: string;
+
+  constructor(private readonly options: AttachControllerOptions) {
+    this.finalizer = finalizerName(options.driverName);
+    options.vas.addHandlers({
+      onAdd: (va) => options.vaQueue.add(va.metadata.name),
+      onUpdate: (oldVa, newVa) => {
+        if (shouldEnqueueVaChange(oldVa, newVa)) options.vaQueue.add(newVa.metadata.name);
+        else options.log.v(3).info("Ignoring VolumeAttachment change", { va: newVa.metadata.name });
+      },
+      // A deleted VA may have been the last user of its PV.
+      onDelete: (va) => {
+        const pvName = va.spec.source.persistentVolumeName;
+        if (pvName) options.pvQueue.add(pvName);
+      },
+    });
+    const onPv = (pv: PersistentVolume) => {
+      if (this.pvNeedsSync(pv)) options.pvQueue.add(pv.metadata.name);
+    };
+    options.pvs.addHandlers({ onAdd: onPv, onUpdate: (_old, pv) => onPv(pv) });
+  }
+
+  /**
+   * run starts `workers` workers on each queue and resolves when `signal`
+   * aborts and every worker has finished its current item. The caller must
+   * have waited for the stores' first lists: a worker acting on a half-filled
+   * cache would see PVs and CSINodes as missing.
+   */
+  async run(workers: number, signal: AbortSignal): Promise<void> {
+    const { vaQueue, pvQueue, log } = this.options;
+    log.info("Starting CSI attacher", { workers });
+    const stop = () => {
+      vaQueue.shutDown();
+      pvQueue.shutDown();
+    };
+    if (signal.aborted) stop();
+    else signal.addEventListener("abort", stop, { once: true });
+    const loops: Promise<void>[] = [];
+    for (let i = 0; i < workers; i++) {
+      loops.push(this.runWorker(vaQueue, (name) => this.syncVa(name)));
+      loops.push(this.runWorker(pvQueue, (name) => this.syncPv(name)));
+    }
+    await Promise.all(loops);
+    log.info("Shutting CSI attacher");
+  }
+
+  private async runWorker(queue: WorkQueue<string>, sync: (name: string) => Promise<void>): Promise<void> {
+    for (;;) {
+      const next = await queue.get();
+      if (next.shutdown) return;
+      try {
+        await sync(next.item);
+        queue.forget(next.item);
+      } catch (e: unknown) {
+        this.options.log.v(2).info("Error processing", { queue: queue.name, name: next.item, err: e });
+        queue.addRateLimited(next.item);
+      } finally {
+        queue.done(next.item);
+      }
+    }
+  }
+
+  private async syncVa(name: string): Promise<void> {
+    const va = this.options.vas.get(name);
+    if (!va) {
+      this.options.log.v(3).info("VolumeAttachment was deleted, ignoring", { va: name });
+      return;
+    }
+    if (va.spec.attacher !== this.options.driverName) {
+      this.options.log.v(4).info("Skipping VolumeAttachment for attacher", { va: name, attacher: va.spec.attacher });
+      return;
+    }
+    await this.options.handler.syncVolumeAttachment(va);
+  }
+
+  private async syncPv(name: string): Promise<void> {
+    const pv = this.options.pvs.get(name);
+    if (!pv) {
+      this.options.log.v(3).info("PersistentVolume was deleted, ignoring", { pv: name });
+      return;
+    }
+    try {
+      await this.options.handler.syncPersistentVolume(pv);
+    } catch (e: unknown) {
+      // Gone between the cache read and the patch: nothing left to release.
+      if (!isNotFound(e)) throw e;
+    }
+  }
+
+  /** pvNeedsSync: only PVs with our finalizer that are being deleted can need the finalizer removed. */
+  private pvNeedsSync(pv: PersistentVolume): boolean {
+    if (!pv.metadata.finalizers?.includes(this.finalizer)) return false;
+    return Boolean(pv.metadata.deletionTimestamp);
+  }
+}
+
+/**
+ * shouldEnqueueVaChange skips updates that only change attachError or
+ * detachError: those are our own writes, and reacting to them would retry
+ * at once and defeat the back-off. A resync (same resourceVersion) always
+ * counts.
+ */
+export function shouldEnqueueVaChange(oldVa: VolumeAttachment, newVa: VolumeAttachment): boolean {
+  if (oldVa.metadata.resourceVersion === newVa.metadata.resourceVersion) return true;
+  const errorsOf = (va: VolumeAttachment) => va.status?.attachError ?? va.status?.detachError;
+  if (!errorsOf(oldVa) && !errorsOf(newVa)) return true;
+  const withoutErrors = (va: VolumeAttachment) =>
+    JSON.stringify({
+      ...va,
+      metadata: { ...va.metadata, resourceVersion: "" },
+      status: va.status ? { ...va.status, attachError: undefined, detachError: undefined } : undefined,
+    });
+  return withoutErrors(oldVa) !== withoutErrors(newVa);
+}

@@ -1,0 +1,28 @@
+import type { AttacherApi } from "../kube/attacher-api";
+import type { PersistentVolume } from "../kube/objects/persistent-volume";
+import type { VolumeAttachment } from "../kube/objects/volume-attachment";
+import type { Logger } from "../log/logger";
+import type { Handler } from "./handler";
+import { markAsAttached } from "./va-status";
+
+/**
+ * TrivialHandler serves drivers that have no ControllerPublishVolume: there is
+ * nothing to attach, so every VA of ours is marked attached at once, with no
+ * finalizer (deleting it needs no detach).
+ */
+export class TrivialHandler implements Handler {
+  constructor(
+    private readonly api: AttacherApi,
+    private readonly log: Logger,
+  ) {}
+
+  async syncVolumeAttachment(va: VolumeAttachment): Promise<void> {
+    if (va.status?.attached) return;
+    await markAsAttached(this.api, va, {});
+    this.log.v(2).info("Marked VolumeAttachment as attached", { va: va.metadata.name });
+  }
+
+  async syncPersistentVolume(_pv: PersistentVolume): Promise<void> {
+    // No finalizers are ever added, so there is none to remove.
+  }
+}

@@ -1,0 +1,101 @@
+import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  Controller,
+  ControllerPublishVolumeRequestSchema,
+  ControllerServiceCapability_RPC_Type,
+  ControllerUnpublishVolumeRequestSchema,
+  Identity,
+  PluginCapability_Service_Type,
+  type ControllerPublishVolumeRequest,
+  type ControllerUnpublishVolumeRequest,
+  type ListVolumesResponse,
+} from "../../gen/csi/v1/csi_pb";
+import { CsiCallError } from "./errors";
+
+/** The driver capabilities that decide how the attacher behaves. */
+export interface DriverCapabilities {
+  readonly controllerService: boolean;
+  readonly publishUnpublish: boolean;
+  readonly publishReadonly: boolean;
+  readonly singleNodeMultiWriter: boolean;
+  readonly listVolumes: boolean;
+  readonly listVolumesPublishedNodes: boolean;
+}
+
+export type PublishRequest = MessageInitShape<typeof ControllerPublishVolumeRequestSchema>;
+export type UnpublishRequest = MessageInitShape<typeof ControllerUnpublishVolumeRequestSchema>;
+
+/**
+ * CsiClient makes the attacher's calls to the driver, each bounded by a
+ * deadline, and turns every failure into a CsiCallError with the gRPC code.
+ */
+export class CsiClient {
+  private readonly identity: Client<typeof Identity>;
+  private readonly controller: Client<typeof Controller>;
+
+  constructor(transport: Transport) {
+    this.identity = createClient(Identity, transport);
+    this.controller = createClient(Controller, transport);
+  }
+
+  /** probe answers whether the driver is ready; a missing `ready` means ready (CSI spec). */
+  async probe(timeoutMs: number): Promise<boolean> {
+    const response = await call(timeoutMs, (options) => this.identity.probe({}, options));
+    return response.ready ?? true;
+  }
+
+  async driverName(timeoutMs: number): Promise<string> {
+    const response = await call(timeoutMs, (options) => this.identity.getPluginInfo({}, options));
+    return response.name;
+  }
+
+  async capabilities(timeoutMs: number): Promise<DriverCapabilities> {
+    const plugin = await call(timeoutMs, (options) => this.identity.getPluginCapabilities({}, options));
+    const controllerService = plugin.capabilities.some(
+      (capability) =>
+        capability.type.case === "service" && capability.type.value.type === PluginCapability_Service_Type.CONTROLLER_SERVICE,
+    );
+    const rpcs = new Set<ControllerServiceCapability_RPC_Type>();
+    if (controllerService) {
+      const controller = await call(timeoutMs, (options) => this.controller.controllerGetCapabilities({}, options));
+      for (const capability of controller.capabilities) {
+        if (capability.type.case === "rpc") rpcs.add(capability.type.value.type);
+      }
+    }
+    const Type = ControllerServiceCapability_RPC_Type;
+    return {
+      controllerService,
+      publishUnpublish: rpcs.has(Type.PUBLISH_UNPUBLISH_VOLUME),
+      publishReadonly: rpcs.has(Type.PUBLISH_READONLY),
+      singleNodeMultiWriter: rpcs.has(Type.SINGLE_NODE_MULTI_WRITER),
+      listVolumes: rpcs.has(Type.LIST_VOLUMES),
+      listVolumesPublishedNodes: rpcs.has(Type.LIST_VOLUMES_PUBLISHED_NODES),
+    };
+  }
+
+  /** controllerPublish returns the driver's publish context. */
+  async controllerPublish(request: PublishRequest, timeoutMs: number): Promise<Record<string, string>> {
+    const message: ControllerPublishVolumeRequest = create(ControllerPublishVolumeRequestSchema, request);
+    const response = await call(timeoutMs, (options) => this.controller.controllerPublishVolume(message, options));
+    return response.publishContext;
+  }
+
+  async controllerUnpublish(request: UnpublishRequest, timeoutMs: number): Promise<void> {
+    const message: ControllerUnpublishVolumeRequest = create(ControllerUnpublishVolumeRequestSchema, request);
+    await call(timeoutMs, (options) => this.controller.controllerUnpublishVolume(message, options));
+  }
+
+  async listVolumes(maxEntries: number, startingToken: string, timeoutMs: number): Promise<ListVolumesResponse> {
+    return call(timeoutMs, (options) => this.controller.listVolumes({ maxEntries, startingToken }, options));
+  }
+}
+
+async function call<R>(timeoutMs: number, invoke: (options: { timeoutMs: number }) => Promise<R>): Promise<R> {
+  const started = performance.now();
+  try {
+    return await invoke({ timeoutMs });
+  } catch (e: unknown) {
+    throw CsiCallError.from(e, performance.now() - started >= timeoutMs);
+  }
+}

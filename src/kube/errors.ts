@@ -1,0 +1,54 @@
+/**
+ * KubeApiError is a non-2xx answer from the API server, carrying the HTTP
+ * status, the Status object's reason and its message exactly as the server
+ * wrote it (operators grep for that wording, e.g.
+ * `persistentvolumes "pv1" not found`).
+ */
+export class KubeApiError extends Error {
+  override name = "KubeApiError";
+  readonly status: number;
+  readonly reason: string;
+
+  constructor(status: number, reason: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.status = status;
+    this.reason = reason;
+  }
+
+  /** from builds the error from a response body (a metav1.Status when the server wrote one). */
+  static from(status: number, body: string, what: string): KubeApiError {
+    try {
+      const parsed: unknown = JSON.parse(body);
+      if (parsed && typeof parsed === "object" && "kind" in parsed && parsed.kind === "Status") {
+        const statusObject = parsed as { reason?: unknown; message?: unknown };
+        const reason = typeof statusObject.reason === "string" ? statusObject.reason : "";
+        const message = typeof statusObject.message === "string" ? statusObject.message : `${what}: HTTP ${status}`;
+        return new KubeApiError(status, reason, message);
+      }
+    } catch (e: unknown) {
+      // Not JSON (a proxy's error page, say): fall through to the raw text.
+      void e;
+    }
+    return new KubeApiError(status, "", `${what}: HTTP ${status}: ${body.slice(0, 200)}`);
+  }
+}
+
+/** KubeTransportError is a request that never got an HTTP answer (connection refused, TLS failure, reset). */
+export class KubeTransportError extends Error {
+  override name = "KubeTransportError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+function apiStatus(error: unknown): number | undefined {
+  return error instanceof KubeApiError ? error.status : undefined;
+}
+
+export const isNotFound = (error: unknown): boolean => apiStatus(error) === 404;
+export const isConflict = (error: unknown): boolean => apiStatus(error) === 409;
+/** isExpired: a watch or list resourceVersion too old for the server (410 Gone, reason Expired). */
+export const isExpired = (error: unknown): boolean => apiStatus(error) === 410;
+export const isTooManyRequests = (error: unknown): boolean => apiStatus(error) === 429;
+/** isInvalid: the server rejected a patch as invalid, which includes a failed JSON-patch `test`. */
+export const isInvalid = (error: unknown): boolean => apiStatus(error) === 422;

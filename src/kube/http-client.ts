@@ -1,0 +1,125 @@
+import { KubeApiError, KubeTransportError } from "./errors";
+import type { KubeConnection } from "./kubeconfig";
+
+/** The patch types the attacher sends; each maps to its Content-Type. */
+export type PatchType = "json" | "merge";
+
+const patchContentTypes: Readonly<Record<PatchType, string>> = {
+  json: "application/json-patch+json",
+  merge: "application/merge-patch+json",
+};
+
+export interface KubeClientOptions {
+  readonly connection: KubeConnection;
+  /** User-Agent sent with every request, so API server audit logs name us. Default "csi-attacher". */
+  readonly userAgent?: string;
+  /**
+   * Called before every request; resolves when the request may go. The
+   * client-side rate limiter (--kube-api-qps/--kube-api-burst) plugs in here.
+   * Default: no limit.
+   */
+  readonly throttle?: (signal?: AbortSignal) => Promise<void>;
+}
+
+interface RequestInit {
+  method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
+  body?: string;
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * KubeClient is the attacher's own API client on Bun's fetch: JSON in, JSON
+ * out, Status objects turned into KubeApiError, and watch streams read line
+ * by line. It knows nothing of resource kinds; callers pass API paths.
+ */
+export class KubeClient {
+  private readonly connection: KubeConnection;
+  private readonly userAgent: string;
+  private readonly throttle: (signal?: AbortSignal) => Promise<void>;
+
+  constructor(options: KubeClientOptions) {
+    this.connection = options.connection;
+    this.userAgent = options.userAgent ?? "csi-attacher";
+    this.throttle = options.throttle ?? (async () => {});
+  }
+
+  async get<T>(path: string, signal?: AbortSignal): Promise<T> {
+    return this.json<T>(path, signal ? { method: "GET", signal } : { method: "GET" });
+  }
+
+  async create<T>(path: string, body: unknown): Promise<T> {
+    return this.json<T>(path, { method: "POST", body: JSON.stringify(body), contentType: "application/json" });
+  }
+
+  async patch<T>(path: string, type: PatchType, patch: unknown): Promise<T> {
+    return this.json<T>(path, { method: "PATCH", body: JSON.stringify(patch), contentType: patchContentTypes[type] });
+  }
+
+  async delete<T>(path: string): Promise<T> {
+    return this.json<T>(path, { method: "DELETE" });
+  }
+
+  /**
+   * stream opens a watch and yields each newline-delimited JSON event. The
+   * iterator ends when the server closes the stream; aborting `signal`
+   * closes it from our side.
+   */
+  async *stream(path: string, signal: AbortSignal): AsyncGenerator<unknown> {
+    const response = await this.send(path, { method: "GET", signal });
+    if (!response.body) return;
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = "";
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true });
+        let newline = buffered.indexOf("\n");
+        while (newline !== -1) {
+          const line = buffered.slice(0, newline).trim();
+          buffered = buffered.slice(newline + 1);
+          if (line !== "") yield JSON.parse(line) as unknown;
+          newline = buffered.indexOf("\n");
+        }
+      }
+    } finally {
+      // Releasing the reader lets fetch close the connection when we stop early.
+      await reader.cancel().catch(() => undefined);
+    }
+  }
+
+  private async json<T>(path: string, init: RequestInit): Promise<T> {
+    const response = await this.send(path, init);
+    return (await response.json()) as T;
+  }
+
+  private async send(path: string, init: RequestInit): Promise<Response> {
+    await this.throttle(init.signal);
+    const headers: Record<string, string> = {
+      ...(await this.connection.authHeaders()),
+      Accept: "application/json",
+      "User-Agent": this.userAgent,
+    };
+    if (init.contentType) headers["Content-Type"] = init.contentType;
+    const url = this.connection.server + path;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: init.method,
+        headers,
+        body: init.body ?? null,
+        signal: init.signal ?? null,
+        tls: this.connection.tls,
+      });
+    } catch (e: unknown) {
+      if (init.signal?.aborted) throw e;
+      throw new KubeTransportError(`${init.method} ${path}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
+    if (!response.ok) {
+      throw KubeApiError.from(response.status, await response.text(), `${init.method} ${path}`);
+    }
+    return response;
+  }
+}

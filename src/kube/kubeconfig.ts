@@ -1,0 +1,96 @@
+import { KubeConfig } from "@kubernetes/client-node/dist/config.js";
+
+/**
+ * KubeConnection is how to reach the API server: its URL, the TLS material
+ * for Bun's fetch, and the headers that authenticate a request.
+ *
+ * This is the only file that imports @kubernetes/client-node: it understands
+ * every kubeconfig shape operators use (client certificates, static tokens,
+ * exec credential plugins as EKS and GKE use, in-cluster service accounts),
+ * and we use it for exactly that and nothing else.
+ */
+export interface KubeConnection {
+  /** API server base URL without a trailing slash. */
+  readonly server: string;
+  readonly tls: KubeTlsOptions;
+  /** Headers that authenticate one request; call it per request (tokens rotate). */
+  authHeaders(): Promise<Record<string, string>>;
+}
+
+export interface KubeTlsOptions {
+  ca?: string;
+  cert?: string;
+  key?: string;
+  rejectUnauthorized?: boolean;
+}
+
+export interface KubeConnectionOptions {
+  /** Kubeconfig path; empty or absent means in-cluster configuration. */
+  kubeconfig?: string;
+  /**
+   * How long an authorization header is reused before client-node is asked
+   * again. Exec plugins' tokens expire and in-cluster tokens are rotated on
+   * disk, so the header must be refreshed; asking on every request would
+   * re-read files or re-run plugins on the hot path. Default 60 s.
+   */
+  authRefreshMs?: number;
+}
+
+interface HttpsOptions {
+  headers: Record<string, string>;
+  ca?: string | Buffer;
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  rejectUnauthorized?: boolean;
+  auth?: string;
+}
+
+function pemText(value: string | Buffer | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return typeof value === "string" ? value : value.toString("utf8");
+}
+
+/** loadKubeConnection reads a kubeconfig file, or the in-cluster service account when none is given. */
+export async function loadKubeConnection(options: KubeConnectionOptions = {}): Promise<KubeConnection> {
+  const config = new KubeConfig();
+  if (options.kubeconfig) {
+    config.loadFromFile(options.kubeconfig);
+  } else {
+    if (!process.env["KUBERNETES_SERVICE_HOST"] || !process.env["KUBERNETES_SERVICE_PORT"]) {
+      throw new Error("no --kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)");
+    }
+    config.loadFromCluster();
+  }
+  const cluster = config.getCurrentCluster();
+  if (!cluster) throw new Error(`kubeconfig ${options.kubeconfig ?? "(in-cluster)"} has no current cluster`);
+
+  const authRefreshMs = options.authRefreshMs ?? 60_000;
+  const resolve = async (): Promise<{ headers: Record<string, string>; tls: KubeTlsOptions }> => {
+    const https: HttpsOptions = { headers: {} };
+    await config.applyToHTTPSOptions(https);
+    const headers = { ...https.headers };
+    if (https.auth) headers["Authorization"] = `Basic ${Buffer.from(https.auth).toString("base64")}`;
+    const tls: KubeTlsOptions = {};
+    const ca = pemText(https.ca);
+    const cert = pemText(https.cert);
+    const key = pemText(https.key);
+    if (ca !== undefined) tls.ca = ca;
+    if (cert !== undefined) tls.cert = cert;
+    if (key !== undefined) tls.key = key;
+    if (cluster.skipTLSVerify) tls.rejectUnauthorized = false;
+    return { headers, tls };
+  };
+
+  const first = await resolve();
+  let cached = { headers: first.headers, at: Date.now() };
+  return {
+    server: cluster.server.replace(/\/+$/, ""),
+    tls: first.tls,
+    async authHeaders() {
+      if (Date.now() - cached.at > authRefreshMs) {
+        cached = { headers: (await resolve()).headers, at: Date.now() };
+      }
+      return cached.headers;
+    },
+  };
+}

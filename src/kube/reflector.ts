@@ -1,0 +1,192 @@
+import type { KubeClient } from "./http-client";
+import { isExpired, isTooManyRequests } from "./errors";
+import type { KubeObject } from "./objects/object-meta";
+import type { Store } from "./store";
+import type { Logger } from "../log/logger";
+
+export interface ReflectorOptions<T extends KubeObject> {
+  readonly client: KubeClient;
+  /** Collection path, e.g. /apis/storage.k8s.io/v1/volumeattachments. */
+  readonly path: string;
+  /** Kind name for logs and errors. */
+  readonly kind: string;
+  /** Validates one raw object into its slim form; throws ObjectSchemaError on a malformed one. */
+  readonly parse: (raw: unknown) => T;
+  readonly store: Store<T>;
+  readonly log: Logger;
+  /** Objects per list page. Default 500, as client-go's pager. */
+  readonly pageSize?: number;
+  /** First back-off after a failed list or watch. Default 800 ms (client-go's). */
+  readonly initialBackoffMs?: number;
+  /** Longest back-off. Default 30 s. */
+  readonly maxBackoffMs?: number;
+  /** Shortest server-side watch timeout; each watch picks between this and twice it. Default 300 s. */
+  readonly minWatchTimeoutSeconds?: number;
+}
+
+interface ListResponse {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: unknown[];
+}
+
+interface WatchEvent {
+  type?: string;
+  object?: { metadata?: { resourceVersion?: string }; code?: number; message?: string };
+}
+
+/** ResourceVersionExpired ends a watch whose resourceVersion the server no longer has. */
+class ResourceVersionExpired extends Error {
+  override name = "ResourceVersionExpired";
+}
+
+/**
+ * Reflector keeps a Store in step with the API server for one kind: a paged
+ * list, then a watch from the list's resourceVersion with bookmarks, as
+ * client-go's reflector does. It replaces informers at a fraction of their
+ * memory, because the store keeps slim objects only.
+ */
+export class Reflector<T extends KubeObject> {
+  private readonly options: Required<ReflectorOptions<T>>;
+  private resourceVersion = "";
+  private syncedOnce = false;
+  private readonly syncedWaiters: (() => void)[] = [];
+
+  constructor(options: ReflectorOptions<T>) {
+    this.options = {
+      pageSize: 500,
+      initialBackoffMs: 800,
+      maxBackoffMs: 30_000,
+      minWatchTimeoutSeconds: 300,
+      ...options,
+    };
+  }
+
+  /** hasSynced is true once the first complete list is in the store. */
+  hasSynced(): boolean {
+    return this.syncedOnce;
+  }
+
+  /** waitForSync resolves once the first complete list is in the store. */
+  waitForSync(): Promise<void> {
+    if (this.syncedOnce) return Promise.resolve();
+    return new Promise((resolve) => this.syncedWaiters.push(resolve));
+  }
+
+  /** run lists and watches until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { log, kind } = this.options;
+    let backoffMs = this.options.initialBackoffMs;
+    while (!signal.aborted) {
+      try {
+        if (this.resourceVersion === "") await this.list(signal);
+        await this.watch(signal);
+        // A watch that ended normally (server timeout) is simply renewed.
+        backoffMs = this.options.initialBackoffMs;
+        continue;
+      } catch (e: unknown) {
+        if (signal.aborted) return;
+        if (e instanceof ResourceVersionExpired || isExpired(e)) {
+          // Our resourceVersion was compacted away: only a fresh list can
+          // tell what changed meanwhile. No back-off: this is routine.
+          log.v(2).info("Watch expired, relisting", { kind });
+          this.resourceVersion = "";
+          continue;
+        }
+        // Connection refused, reset, 429, 5xx: the server is unhappy or
+        // restarting; retrying at once would only add load.
+        log.warn("List/watch failed, backing off", { kind, err: e, backoffMs, throttled: isTooManyRequests(e) });
+        await sleep(backoffMs, signal);
+        backoffMs = Math.min(backoffMs * 2, this.options.maxBackoffMs);
+      }
+    }
+  }
+
+  private async list(signal: AbortSignal): Promise<void> {
+    const { client, path, pageSize, kind, log } = this.options;
+    const objects: T[] = [];
+    let continueToken = "";
+    let resourceVersion = "";
+    do {
+      const query = new URLSearchParams({ limit: String(pageSize) });
+      if (continueToken) query.set("continue", continueToken);
+      const page = await client.get<ListResponse>(`${path}?${query}`, signal);
+      for (const raw of page.items ?? []) {
+        const object = this.parseOrSkip(raw);
+        if (object) objects.push(object);
+      }
+      continueToken = page.metadata?.continue ?? "";
+      resourceVersion = page.metadata?.resourceVersion ?? "";
+    } while (continueToken !== "");
+    this.options.store.replace(objects);
+    this.resourceVersion = resourceVersion;
+    log.v(4).info("Listed", { kind, count: objects.length, resourceVersion });
+    if (!this.syncedOnce) {
+      this.syncedOnce = true;
+      for (const resolve of this.syncedWaiters.splice(0)) resolve();
+    }
+  }
+
+  private async watch(signal: AbortSignal): Promise<void> {
+    const { client, path, store, minWatchTimeoutSeconds } = this.options;
+    // Randomized so that many watchers do not all reconnect at once.
+    const timeoutSeconds = Math.floor(minWatchTimeoutSeconds * (1 + Math.random()));
+    const query = new URLSearchParams({
+      watch: "true",
+      allowWatchBookmarks: "true",
+      resourceVersion: this.resourceVersion,
+      timeoutSeconds: String(timeoutSeconds),
+    });
+    // The server ends the watch after timeoutSeconds; our own abort also
+    // covers a half-open connection that would otherwise hang forever.
+    const watchSignal = AbortSignal.any([signal, AbortSignal.timeout((timeoutSeconds + 30) * 1000)]);
+    for await (const raw of client.stream(`${path}?${query}`, watchSignal)) {
+      const event = raw as WatchEvent;
+      switch (event.type) {
+        case "ADDED":
+        case "MODIFIED": {
+          const object = this.parseOrSkip(event.object);
+          if (object) store.upsert(object);
+          break;
+        }
+        case "DELETED": {
+          const object = this.parseOrSkip(event.object);
+          if (object) store.remove(object);
+          break;
+        }
+        case "BOOKMARK":
+          // Bookmarks only move our resourceVersion forward, so that a
+          // reconnect after a quiet period does not fall off etcd's window.
+          break;
+        case "ERROR":
+          if (event.object?.code === 410) throw new ResourceVersionExpired(event.object.message ?? "expired");
+          throw new Error(`watch error: ${event.object?.message ?? JSON.stringify(event.object)}`);
+        default:
+          throw new Error(`unexpected watch event type ${JSON.stringify(event.type)}`);
+      }
+      const next = event.object?.metadata?.resourceVersion;
+      if (next) this.resourceVersion = next;
+    }
+  }
+
+  private parseOrSkip(raw: unknown): T | undefined {
+    try {
+      return this.options.parse(raw);
+    } catch (e: unknown) {
+      // One malformed object must not stop the attacher for every other.
+      this.options.log.error("Skipping malformed object", { kind: this.options.kind, err: e });
+      return undefined;
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

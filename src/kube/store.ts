@@ -1,0 +1,79 @@
+import type { KubeObject } from "./objects/object-meta";
+
+/** Callbacks a controller registers on a Store, as client-go's ResourceEventHandler. */
+export interface StoreHandlers<T> {
+  onAdd?(object: T): void;
+  /** For a periodic resync, `oldObject` and `newObject` are the same object. */
+  onUpdate?(oldObject: T, newObject: T): void;
+  onDelete?(object: T): void;
+}
+
+/**
+ * Store is the attacher's cache of one cluster-scoped kind, keyed by name,
+ * filled by a Reflector and read by the controllers. It holds slim objects
+ * (see objects/) and tells registered handlers about every change.
+ *
+ * Objects in the store are shared: callers must never mutate them; clone
+ * before building a patch.
+ */
+export class Store<T extends KubeObject> {
+  // Invariant: `items` holds exactly the objects of the latest list plus the
+  // watch events applied since; a name maps to its newest version.
+  private readonly items = new Map<string, T>();
+  private readonly handlers: StoreHandlers<T>[] = [];
+
+  addHandlers(handlers: StoreHandlers<T>): void {
+    this.handlers.push(handlers);
+  }
+
+  get(name: string): T | undefined {
+    return this.items.get(name);
+  }
+
+  list(): IterableIterator<T> {
+    return this.items.values();
+  }
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  /** upsert applies an ADDED or MODIFIED watch event. */
+  upsert(object: T): void {
+    const previous = this.items.get(object.metadata.name);
+    this.items.set(object.metadata.name, object);
+    for (const handler of this.handlers) {
+      if (previous) handler.onUpdate?.(previous, object);
+      else handler.onAdd?.(object);
+    }
+  }
+
+  /** remove applies a DELETED watch event. */
+  remove(object: T): void {
+    // The object handed on is the final state the server sent with the deletion.
+    this.items.delete(object.metadata.name);
+    for (const handler of this.handlers) handler.onDelete?.(object);
+  }
+
+  /**
+   * replace installs the result of a (re)list: objects missing from it were
+   * deleted while we were not watching, the others are added or updated.
+   */
+  replace(objects: readonly T[]): void {
+    const seen = new Set<string>();
+    for (const object of objects) {
+      seen.add(object.metadata.name);
+      this.upsert(object);
+    }
+    for (const [name, object] of [...this.items]) {
+      if (!seen.has(name)) this.remove(object);
+    }
+  }
+
+  /** resync re-delivers every cached object as an update of itself (--resync). */
+  resync(): void {
+    for (const object of [...this.items.values()]) {
+      for (const handler of this.handlers) handler.onUpdate?.(object, object);
+    }
+  }
+}

@@ -1,0 +1,175 @@
+import { parseConfig, usage, type Config } from "./cli/config";
+import { FlagError } from "./cli/errors";
+import { version } from "./cli/version";
+import { AttachController } from "./controller/attach-controller";
+import { CsiHandler } from "./controller/csi-handler";
+import type { Handler } from "./controller/handler";
+import { TrivialHandler } from "./controller/trivial-handler";
+import { CsiClient } from "./csi/csi-client";
+import { startDriver, type DriverInfo } from "./csi/driver-startup";
+import { createDriverTransport } from "./csi/transport";
+import { AttacherApi } from "./kube/attacher-api";
+import { KubeClient } from "./kube/http-client";
+import { loadKubeConnection } from "./kube/kubeconfig";
+import { csiNodesPath, parseCsiNode, type CsiNode } from "./kube/objects/csi-node";
+import type { KubeObject } from "./kube/objects/object-meta";
+import { parsePersistentVolume, persistentVolumesPath } from "./kube/objects/persistent-volume";
+import { parseVolumeAttachment, volumeAttachmentsPath } from "./kube/objects/volume-attachment";
+import { Reflector } from "./kube/reflector";
+import { Store } from "./kube/store";
+import { Logger } from "./log/logger";
+import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
+import { WorkQueue } from "./queue/work-queue";
+
+/**
+ * The attacher's entry point: wiring only, and the one place that decides
+ * the process's exit code.
+ */
+async function main(argv: readonly string[]): Promise<number> {
+  let config: Config;
+  try {
+    config = parseConfig(argv);
+  } catch (e: unknown) {
+    if (e instanceof FlagError) {
+      process.stderr.write(`${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (config.showHelp) {
+    process.stdout.write(`${usage()}\n`);
+    return 0;
+  }
+  if (config.showVersion) {
+    process.stdout.write(`csi-attacher ${version}\n`);
+    return 0;
+  }
+
+  const log = new Logger({ verbosity: config.verbosity, format: config.loggingFormat });
+  log.info("Version", { version });
+  const stop = new AbortController();
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      log.info("Received signal, shutting down", { signal });
+      stop.abort();
+    });
+  }
+
+  let kubeClient: KubeClient;
+  try {
+    const connection = await loadKubeConnection({ kubeconfig: config.kubeconfig });
+    kubeClient = new KubeClient({ connection, userAgent: `csi-attacher/${version}` });
+  } catch (e: unknown) {
+    log.error("Failed to build a Kubernetes config", { err: e });
+    return 1;
+  }
+
+  const transport = createDriverTransport({
+    socketPath: config.csiAddress,
+    onConnectionLost: (reason) => {
+      // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
+      log.error("Lost connection to CSI driver, exiting", { address: config.csiAddress, reason });
+      process.exit(1);
+    },
+  });
+  const csi = new CsiClient(transport);
+  let driver: DriverInfo;
+  try {
+    driver = await startDriver({ client: csi, socketPath: config.csiAddress, log, probeTimeoutMs: config.timeoutMs, signal: stop.signal });
+  } catch (e: unknown) {
+    if (stop.signal.aborted) return 0;
+    log.error("Failed to start with the CSI driver", { err: e, csiAddress: config.csiAddress });
+    return 1;
+  }
+
+  await runAttacher(config, driver, csi, kubeClient, log, stop.signal);
+  return 0;
+}
+
+async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, client: KubeClient, log: Logger, signal: AbortSignal): Promise<void> {
+  const vas = new Store<ReturnType<typeof parseVolumeAttachment>>();
+  const pvs = new Store<ReturnType<typeof parsePersistentVolume>>();
+  const csiNodes = new Store<CsiNode>();
+  const reflectors = [
+    reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, parseVolumeAttachment, vas),
+    reflectorFor(client, log, "PersistentVolume", persistentVolumesPath, parsePersistentVolume, pvs),
+    // Only our driver's entry of each CSINode is kept: the rest is other drivers' business.
+    reflectorFor(client, log, "CSINode", csiNodesPath, (raw) => onlyDriver(parseCsiNode(raw), driver.name), csiNodes),
+  ];
+
+  const api = new AttacherApi(client);
+  const { capabilities } = driver;
+  let handler: Handler;
+  if (capabilities.controllerService && capabilities.publishUnpublish) {
+    log.v(2).info("CSI driver supports ControllerPublishUnpublish, using real CSI handler", { driver: driver.name });
+    handler = new CsiHandler({
+      driverName: driver.name,
+      csi,
+      api,
+      pvs,
+      vas,
+      csiNodes,
+      log,
+      timeoutMs: config.timeoutMs,
+      supportsPublishReadonly: capabilities.publishReadonly,
+      supportsSingleNodeMultiWriter: capabilities.singleNodeMultiWriter,
+      defaultFsType: config.defaultFsType,
+    });
+  } else {
+    log.v(2).info("CSI driver does not support ControllerPublishUnpublish, using trivial handler", { driver: driver.name });
+    handler = new TrivialHandler(api, log);
+  }
+
+  const rateLimiter = () => new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs });
+  const controller = new AttachController({
+    driverName: driver.name,
+    handler,
+    vas,
+    pvs,
+    vaQueue: new WorkQueue<string>({ name: "csi-attacher-va", rateLimiter: rateLimiter() }),
+    pvQueue: new WorkQueue<string>({ name: "csi-attacher-pv", rateLimiter: rateLimiter() }),
+    log,
+  });
+
+  const watching = reflectors.map((reflector) => reflector.run(signal));
+  // No worker may act on a half-filled cache: a PV or CSINode not yet listed
+  // would look deleted.
+  await Promise.race([Promise.all(reflectors.map((reflector) => reflector.waitForSync())), aborted(signal)]);
+  if (signal.aborted) return;
+  log.info("Caches synced", { volumeAttachments: vas.size, persistentVolumes: pvs.size, csiNodes: csiNodes.size });
+
+  const resync = setInterval(() => {
+    vas.resync();
+    pvs.resync();
+  }, config.resyncMs);
+  try {
+    await controller.run(config.workerThreads, signal);
+  } finally {
+    clearInterval(resync);
+  }
+  await Promise.all(watching);
+}
+
+function reflectorFor<T extends KubeObject>(client: KubeClient, log: Logger, kind: string, path: string, parse: (raw: unknown) => T, store: Store<T>): Reflector<T> {
+  return new Reflector<T>({ client, log, kind, path, parse, store });
+}
+
+function onlyDriver(csiNode: CsiNode, driver: string): CsiNode {
+  const drivers = csiNode.spec.drivers?.filter((entry) => entry.name === driver) ?? [];
+  return { metadata: { name: csiNode.metadata.name, resourceVersion: csiNode.metadata.resourceVersion }, spec: { drivers } };
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`fatal: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  },
+);
