@@ -1,0 +1,18 @@
+/**
+ * check-gen fails when gen/ is not what `buf generate` makes from proto/
+ * today: generated code is committed, so a proto edit without `bun run gen`
+ * (or a hand edit of gen/) must not land.
+ */
+import { $ } from "bun";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const out = mkdtempSync(join(tmpdir(), "gen-check-"));
+await $`buf generate --output ${out}`.quiet();
+const diff = await $`diff -r ${join(out, "gen")} gen`.nothrow().quiet();
+if (diff.exitCode !== 0) {
+  console.error(`gen/ is stale; run \`bun run gen\` and commit the result:\n${diff.stdout.toString()}`);
+  process.exit(1);
+}
+console.log("gen/ matches proto/");
