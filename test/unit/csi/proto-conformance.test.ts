@@ -70,7 +70,8 @@ describe(`proto/csi/v1/csi.proto against CSI spec ${specVersion}`, async () => {
       if (!theirs) continue;
       const theirFields = new Map((theirs.field ?? []).map((field) => [field.number, fieldShape(field, theirs)]));
       for (const field of message.field ?? []) {
-        expect({ message: name, ...fieldShape(field, message) }).toEqual({ message: name, ...theirFields.get(field.number) });
+        const expected: object = { message: name, ...theirFields.get(field.number) };
+        expect({ message: name, ...fieldShape(field, message) }).toEqual(expected as ReturnType<typeof fieldShape> & { message: string });
       }
     }
   });
@@ -87,7 +88,8 @@ describe(`proto/csi/v1/csi.proto against CSI spec ${specVersion}`, async () => {
       const theirService = upstream.service?.find((candidate) => candidate.name === service.name);
       for (const method of service.method) {
         const theirMethod = theirService?.method.find((candidate) => candidate.name === method.name);
-        expect({ service: service.name, ...method }).toEqual({ service: service.name, ...theirMethod, name: method.name } as typeof method & { service: string });
+        const expected: object = { service: service.name, ...theirMethod, name: method.name };
+        expect({ service: service.name, ...method }).toEqual(expected as typeof method & { service: string });
       }
     }
   });

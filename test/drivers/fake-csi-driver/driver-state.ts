@@ -1,0 +1,52 @@
+// Everything the fake driver knows, in one object shared by the CSI
+// services (which act on it) and the control server (which shows and
+// changes it). Both run on the one event loop, so no locking is needed.
+import { CallLog } from "./call-log.ts";
+import { resolveDriverConfig, type DriverConfig } from "./config.ts";
+import { Code, CsiStatusError } from "./errors.ts";
+import { HangGate } from "./hang-gate.ts";
+import { Script } from "./script.ts";
+import { VolumeTable } from "./volume-table.ts";
+
+/**
+ * DriverState is the fake driver's state: its configuration, volume table,
+ * scripted answers, held calls and call log.
+ */
+export class DriverState {
+  /** The configuration given at launch, which POST /reset returns to. */
+  readonly #launchConfig: DriverConfig;
+  #config: DriverConfig;
+  readonly volumes = new VolumeTable();
+  readonly script = new Script();
+  readonly gate = new HangGate();
+  readonly calls = new CallLog();
+
+  constructor(config: DriverConfig) {
+    this.#launchConfig = config;
+    this.#config = config;
+  }
+
+  /** config is the configuration in force; handlers read it per call so changes apply at once. */
+  get config(): DriverConfig {
+    return this.#config;
+  }
+
+  /** configure lays a patch over the current configuration; throws InvalidConfigError. */
+  configure(patch: unknown): DriverConfig {
+    this.#config = resolveDriverConfig(patch, this.#config);
+    return this.#config;
+  }
+
+  /**
+   * reset returns to the state right after launch: launch configuration, no
+   * volumes, scripts or log. Held calls fail with Unavailable rather than
+   * go on, because going on would write into the fresh volume table.
+   */
+  reset(): void {
+    this.script.clear();
+    this.gate.release(undefined, new CsiStatusError(Code.Unavailable, "fake driver was reset while the call was held"));
+    this.volumes.clear();
+    this.calls.clear();
+    this.#config = this.#launchConfig;
+  }
+}

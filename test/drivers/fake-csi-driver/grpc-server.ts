@@ -1,0 +1,84 @@
+// The fake driver's gRPC endpoint: a grpc-js server on a Unix socket
+// serving CSI Identity and Controller through the fault-injection layer.
+//
+// grpc-js runs under Bun as it is. Checked with Bun 1.4.5 and grpc-js
+// 1.14.7: binding "unix:///path" works (grpc-js listens through node:http2
+// and node:net, which Bun implements), and both a grpc-js client and the
+// attacher's connect-node transport get answers, error statuses with their
+// messages, and cancellations across processes. So the driver runs with
+// `bun run` and needs no `bun build --target=node` detour.
+import type { DescService, Message } from "@bufbuild/protobuf";
+import * as grpc from "@grpc/grpc-js";
+import { Controller, Identity } from "../../../gen/csi/v1/csi_pb.ts";
+import { createControllerHandlers } from "./controller-service.ts";
+import type { DriverState } from "./driver-state.ts";
+import { CsiStatusError } from "./errors.ts";
+import { createFaultInjectingHandler } from "./fault-injection.ts";
+import { createIdentityHandlers } from "./identity-service.ts";
+import {
+  createServiceDefinition,
+  csiMethodName,
+  normalHandlerFor,
+  type ServiceHandlers,
+  type UnaryHandler,
+} from "./service-definitions.ts";
+
+/** CsiServer is the running gRPC endpoint of the fake driver. */
+export interface CsiServer {
+  /** stop closes the socket and ends calls in flight at once, as a dying driver does. */
+  stop(): void;
+}
+
+/**
+ * startCsiServer serves CSI on `socketPath` (a path, not a URL) and
+ * resolves once the socket accepts connections. The socket file must not
+ * exist; main.ts removes a stale one first.
+ */
+export async function startCsiServer(socketPath: string, state: DriverState): Promise<CsiServer> {
+  const server = new grpc.Server();
+  addService(server, Identity, createIdentityHandlers(state), state);
+  addService(server, Controller, createControllerHandlers(state), state);
+  await new Promise<void>((resolve, reject) => {
+    server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (error) => {
+      if (error === null) {
+        resolve();
+      } else {
+        reject(error);
+      }
+    });
+  });
+  return { stop: () => server.forceShutdown() };
+}
+
+function addService<S extends DescService>(
+  server: grpc.Server,
+  service: S,
+  handlers: ServiceHandlers<S>,
+  state: DriverState,
+): void {
+  const implementation: grpc.UntypedServiceImplementation = {};
+  for (const method of service.methods) {
+    const handler = createFaultInjectingHandler(method, csiMethodName(method), normalHandlerFor(handlers, method), state);
+    implementation[method.name] = toGrpcHandler(handler);
+  }
+  server.addService(createServiceDefinition(service), implementation);
+}
+
+/**
+ * toGrpcHandler adapts a promise-returning handler to grpc-js's callback
+ * style, and turns the call's "cancelled" event (client cancel, deadline
+ * passed, connection lost) into an AbortSignal for scripted waits.
+ */
+function toGrpcHandler(handler: UnaryHandler): grpc.handleUnaryCall<Message, Message> {
+  return (call, callback) => {
+    const abort = new AbortController();
+    call.on("cancelled", () => abort.abort());
+    handler(call.request, abort.signal).then(
+      (response) => callback(null, response),
+      (e: unknown) => {
+        const error = CsiStatusError.from(e);
+        callback({ code: error.code, details: error.message });
+      },
+    );
+  };
+}
