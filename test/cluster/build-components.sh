@@ -3,7 +3,9 @@
 # (kube-apiserver, etcd, the upstream CSI mock driver) from their Go modules,
 # pinned, into a cache directory outside the repository keyed by version, so
 # a warm machine never rebuilds. Prints nothing but progress on stderr; the
-# binary directory on stdout.
+# binary directory on stdout, or with BUILD_COMPONENTS_PRINT=paths one
+# `name=absolute path` line per component (what test/cluster/components.ts
+# reads, so it never has to recompute the mock driver's source hash).
 #
 # Why wrappers: each of these modules carries `replace` lines in its own
 # go.mod (kubernetes points its staging modules at ./staging, etcd at ../api),
@@ -19,6 +21,7 @@ cache_root="${BUN_CSI_ATTACHER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bun-csi-at
 bin_dir="$cache_root/bin"
 src_dir="$cache_root/src"
 mkdir -p "$bin_dir" "$src_dir"
+declare -A built_paths=()
 
 export CGO_ENABLED=0
 export GOFLAGS="${GOFLAGS:--trimpath}"
@@ -38,6 +41,7 @@ build_in_wrapper() {
     key="$version-$(cat "$main_dir"/*.go | sha256sum | cut -c1-12)"
   fi
   local out="$bin_dir/$name-$key"
+  built_paths[$name]=$out
   if [ -x "$out" ]; then
     log "$name $version: cached at $out"
     return
@@ -82,4 +86,8 @@ build_in_wrapper etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/
 # shares kube-apiserver's module graph and most of its build cache.
 build_in_wrapper mock-csi-driver "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/kubernetes/test/e2e/storage/drivers/csi-test/mock/service "$k8s_replaces" "$here/mock-csi-driver"
 
-echo "$bin_dir"
+if [ "${BUILD_COMPONENTS_PRINT:-}" = paths ]; then
+  for name in kube-apiserver etcd mock-csi-driver; do printf '%s=%s\n' "$name" "${built_paths[$name]}"; done
+else
+  echo "$bin_dir"
+fi

@@ -1,0 +1,106 @@
+/**
+ * `bun run cluster:up [--dir DIR]`: starts the test ground by hand (etcd,
+ * kube-apiserver, the mock CSI driver and a CSINode for it) and keeps it up
+ * until Ctrl-C, for running the attacher against it interactively.
+ *
+ * With --dir (e.g. `.cluster`, git-ignored) the data, certificate and token
+ * survive restarts, so a kubeconfig path stays valid between sessions.
+ */
+import { mkdirSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { AdminClient, AdminApiError } from "./admin-client.ts";
+import { ensureComponents } from "./components.ts";
+import { errorMessage, stopAllManaged } from "./managed-process.ts";
+import { startMockCsiDriver } from "./mock-csi-driver.ts";
+import { startTestCluster } from "./test-cluster.ts";
+
+const DRIVER_NAME = "mock.csi.test";
+const NODE_NAME = "node-1";
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      dir: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help === true) {
+    console.log("usage: bun run test/cluster/up.ts [--dir DIR]\n  --dir DIR  keep data, certs, token and logs in DIR (default: a temp dir, removed on exit)");
+    return 0;
+  }
+  const dir = values.dir === undefined ? undefined : resolve(values.dir);
+  if (dir !== undefined) mkdirSync(dir, { recursive: true });
+
+  const components = await ensureComponents();
+  const cluster = await startTestCluster({ components, ...(dir === undefined ? {} : { dir }) });
+  const driver = await startMockCsiDriver({ binary: components.mockCsiDriver, dir: cluster.dir, name: DRIVER_NAME });
+
+  const admin = new AdminClient(cluster);
+  await ensureCsiNode(admin);
+
+  const kubeconfig = relativeIfShorter(cluster.kubeconfigPath);
+  const socket = relativeIfShorter(driver.socket);
+  console.log(
+    [
+      "",
+      `test cluster up (etcd ready in ${cluster.startupMs.etcd} ms, kube-apiserver in ${cluster.startupMs.apiserver} ms)`,
+      `  dir:         ${cluster.dir}`,
+      `  kubeconfig:  ${cluster.kubeconfigPath}`,
+      `  server:      ${cluster.server}`,
+      `  csi driver:  ${driver.name} on ${driver.socket}`,
+      `  csi node:    ${NODE_NAME} (nodeID ${driver.nodeId})`,
+      "",
+      "run the attacher against it:",
+      `  bun run src/main.ts --kubeconfig=${kubeconfig} --csi-address=${socket} --v=2`,
+      "",
+      "inspect it:",
+      `  kubectl --kubeconfig=${kubeconfig} get volumeattachments`,
+      "",
+      "Ctrl-C stops everything.",
+    ].join("\n"),
+  );
+
+  // Ctrl-C is handled by managed-process (stop children, then exit); here we
+  // only notice a component dying underneath the user.
+  const died = await Promise.race([...cluster.processes, driver.process].map((child) => child.exited.then(() => child)));
+  if (died.stopRequested) {
+    // The signal handler is stopping everything and will exit for us.
+    return new Promise<number>(() => {});
+  }
+  console.error(`${died.name} ${died.exitDescription ?? "exited"}; last lines of ${died.stderrPath}:\n${died.stderrTail()}`);
+  await stopAllManaged();
+  await cluster.stop();
+  return 1;
+}
+
+/**
+ * Creates the CSINode the attacher looks up to map node-1 to the driver's
+ * node ID; on a reused dir it already exists, which is fine.
+ */
+async function ensureCsiNode(admin: AdminClient): Promise<void> {
+  try {
+    await admin.create("/apis/storage.k8s.io/v1/csinodes", {
+      apiVersion: "storage.k8s.io/v1",
+      kind: "CSINode",
+      metadata: { name: NODE_NAME },
+      spec: { drivers: [{ name: DRIVER_NAME, nodeID: DRIVER_NAME }] },
+    });
+  } catch (e: unknown) {
+    if (!(e instanceof AdminApiError && e.reason === "AlreadyExists")) throw e;
+  }
+}
+
+function relativeIfShorter(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel.length < path.length && !rel.startsWith("..") ? rel : path;
+}
+
+main().then(
+  (code) => process.exit(code),
+  async (e: unknown) => {
+    console.error(`cluster:up failed: ${errorMessage(e)}`);
+    await stopAllManaged();
+    process.exit(1);
+  },
+);
