@@ -1,0 +1,56 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnManaged, waitForCondition, type ManagedProcess } from "../../cluster/managed-process";
+
+/** The compiled binary the end-to-end tests run: `bun run build` writes it. */
+export const attacherBinary = join(import.meta.dir, "../../../dist/csi-attacher");
+
+export interface AttacherOptions {
+  readonly kubeconfig: string;
+  readonly csiAddress: string;
+  /** Directory for the attacher's log files. */
+  readonly logDir: string;
+  /** Further flags, e.g. ["--timeout=2s"]. */
+  readonly args?: readonly string[];
+  /** Name for log files when one test runs several attachers. Default "attacher". */
+  readonly name?: string;
+}
+
+/**
+ * AttacherProcess is the compiled csi-attacher running against the test
+ * cluster, with its log readable by the test.
+ */
+export class AttacherProcess implements AsyncDisposable {
+  constructor(readonly process: ManagedProcess) {}
+
+  /** log returns everything the attacher wrote to stderr so far (klog writes there). */
+  log(): string {
+    return readFileSync(this.process.stderrPath, "utf8");
+  }
+
+  /** waitForLog waits until a log line matches `pattern`, failing early if the attacher exits. */
+  async waitForLog(pattern: RegExp, timeoutMs = 30_000): Promise<void> {
+    await waitForCondition(() => pattern.test(this.log()), {
+      description: `attacher log line matching ${pattern}`,
+      timeoutMs,
+      watch: [this.process],
+    });
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.process.stop();
+  }
+}
+
+/** startAttacher runs dist/csi-attacher with the given flags and waits until its caches have synced. */
+export async function startAttacher(options: AttacherOptions, waitForSync = true): Promise<AttacherProcess> {
+  if (!existsSync(attacherBinary)) throw new Error(`${attacherBinary} is missing: run \`bun run build\` first`);
+  const process = spawnManaged({
+    name: options.name ?? "attacher",
+    command: [attacherBinary, `--kubeconfig=${options.kubeconfig}`, `--csi-address=${options.csiAddress}`, "-v=4", ...(options.args ?? [])],
+    logDir: options.logDir,
+  });
+  const attacher = new AttacherProcess(process);
+  if (waitForSync) await attacher.waitForLog(/"Caches synced"/);
+  return attacher;
+}
