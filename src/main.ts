@@ -97,7 +97,7 @@ async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, c
     reflectorFor(client, log, "CSINode", csiNodesPath, (raw) => onlyDriver(parseCsiNode(raw), driver.name), csiNodes),
   ];
 
-  const api = new AttacherApi(client);
+  const api = new AttacherApi(client, vas, pvs);
   const { capabilities } = driver;
   let handler: Handler;
   if (capabilities.controllerService && capabilities.publishUnpublish) {

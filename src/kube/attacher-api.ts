@@ -1,4 +1,5 @@
 import type { KubeClient } from "./http-client";
+import type { Store } from "./store";
 import type { JsonPatchOperation } from "./finalizer-patches";
 import { parsePersistentVolume, persistentVolumesPath, type PersistentVolume } from "./objects/persistent-volume";
 import { parseVolumeAttachment, volumeAttachmentsPath, type VolumeAttachment } from "./objects/volume-attachment";
@@ -9,18 +10,29 @@ import { parseVolumeAttachment, volumeAttachmentsPath, type VolumeAttachment } f
  * Reads of VAs, PVs and CSINodes come from the stores instead.
  */
 export class AttacherApi {
-  constructor(private readonly client: KubeClient) {}
+  /**
+   * @param vas, pvs  the caches our writes are applied to (see Store.applyOwnWrite).
+   */
+  constructor(
+    private readonly client: KubeClient,
+    private readonly vas: Store<VolumeAttachment>,
+    private readonly pvs: Store<PersistentVolume>,
+  ) {}
 
   /** patchVolumeAttachment sends a JSON merge patch to the VA or its status subresource and returns the server's new VA. */
   async patchVolumeAttachment(name: string, patch: object, subresource?: "status"): Promise<VolumeAttachment> {
     const path = `${volumeAttachmentsPath}/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ""}`;
-    return parseVolumeAttachment(await this.client.patch<unknown>(path, "merge", patch));
+    const written = parseVolumeAttachment(await this.client.patch<unknown>(path, "merge", patch));
+    this.vas.applyOwnWrite(written);
+    return written;
   }
 
   /** patchPersistentVolume sends a JSON patch (RFC 6902) to the PV and returns the server's new PV. */
   async patchPersistentVolume(name: string, operations: readonly JsonPatchOperation[]): Promise<PersistentVolume> {
     const path = `${persistentVolumesPath}/${encodeURIComponent(name)}`;
-    return parsePersistentVolume(await this.client.patch<unknown>(path, "json", operations));
+    const written = parsePersistentVolume(await this.client.patch<unknown>(path, "json", operations));
+    this.pvs.applyOwnWrite(written);
+    return written;
   }
 
   /**

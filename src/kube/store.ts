@@ -70,10 +70,35 @@ export class Store<T extends KubeObject> {
     }
   }
 
+  /**
+   * applyOwnWrite puts the object the server returned for one of our own
+   * writes into the cache, if it is newer than what the cache holds, without
+   * telling the handlers (the watch event that follows will). Without it, a
+   * worker that re-processes a name right after a write would still read the
+   * pre-write object and repeat a publish or unpublish the driver has done.
+   * client-go's MutationCache exists for the same reason.
+   */
+  applyOwnWrite(object: T): void {
+    const cached = this.items.get(object.metadata.name);
+    if (cached && !isNewer(object.metadata.resourceVersion, cached.metadata.resourceVersion)) return;
+    this.items.set(object.metadata.name, object);
+  }
+
   /** resync re-delivers every cached object as an update of itself (--resync). */
   resync(): void {
     for (const object of [...this.items.values()]) {
       for (const handler of this.handlers) handler.onUpdate?.(object, object);
     }
   }
+}
+
+/**
+ * isNewer compares resourceVersions. They are opaque to clients in general,
+ * but every API server backed by etcd issues integers that grow with each
+ * write; client-go's MutationCache relies on the same. Anything that does not
+ * parse counts as not newer, so the watch stays the only source of truth.
+ */
+function isNewer(candidate: string, current: string): boolean {
+  if (!/^\d+$/.test(candidate) || !/^\d+$/.test(current)) return false;
+  return BigInt(candidate) > BigInt(current);
 }

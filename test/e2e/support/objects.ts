@@ -65,7 +65,7 @@ export function csiNode(nodeName: string, drivers: readonly { name: string; node
 }
 
 /** The shape of a VA as the tests read it back. */
-export interface VolumeAttachmentJson {
+export type VolumeAttachmentJson = {
   metadata: { name: string; finalizers?: string[]; annotations?: Record<string, string>; resourceVersion?: string };
   spec: { attacher: string; nodeName: string };
   status?: {
@@ -74,8 +74,8 @@ export interface VolumeAttachmentJson {
     attachError?: { message: string; time: string; errorCode?: number };
     detachError?: { message: string; time: string; errorCode?: number };
   };
-}
+};
 
-export interface PersistentVolumeJson {
+export type PersistentVolumeJson = {
   metadata: { name: string; finalizers?: string[]; deletionTimestamp?: string };
-}
+};
