@@ -1,0 +1,26 @@
+/**
+ * WorkQueueMetrics receives a queue's events, mirroring client-go's
+ * `queueMetrics`: the provider turns them into the `workqueue_*` Prometheus
+ * series. Durations are in seconds because Prometheus histograms are.
+ * Gauges (depth, unfinished work, longest running processor) are read from
+ * the queue itself when scraped: `len()`, `unfinishedWorkSeconds()`,
+ * `longestRunningProcessorSeconds()`.
+ */
+export interface WorkQueueMetrics {
+  /** An item became dirty (`workqueue_adds_total`, depth + 1). */
+  add(): void;
+  /** A worker took an item that had waited `queuedSeconds` since it was added (`workqueue_queue_duration_seconds`, depth - 1). */
+  get(queuedSeconds: number): void;
+  /** A worker finished an item it had held for `processingSeconds` (`workqueue_work_duration_seconds`). */
+  done(processingSeconds: number): void;
+  /** An item was re-added by `addRateLimited` (`workqueue_retries_total`). */
+  retry(): void;
+}
+
+/** noopWorkQueueMetrics discards every event; the default when no provider is given. */
+export const noopWorkQueueMetrics: WorkQueueMetrics = {
+  add() {},
+  get() {},
+  done() {},
+  retry() {},
+};

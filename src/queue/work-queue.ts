@@ -1,0 +1,236 @@
+import { type Clock, realClock } from "./clock.ts";
+import { Fifo } from "./fifo.ts";
+import { noopWorkQueueMetrics, type WorkQueueMetrics } from "./metrics.ts";
+import { ItemExponentialFailureRateLimiter, type RateLimiter } from "./rate-limiter.ts";
+import { WaitingList } from "./waiting-list.ts";
+
+/** Options for {@link WorkQueue}. */
+export interface WorkQueueOptions<T> {
+  /** Names the queue in metrics (`name` label) and logs. Required; no default. */
+  name: string;
+  /** Decides `addRateLimited` delays. Default: `new ItemExponentialFailureRateLimiter()` (1 s doubling to 5 min). */
+  rateLimiter?: RateLimiter<T>;
+  /** Source of time and timers. Default: {@link realClock}. */
+  clock?: Clock;
+  /** Receives add/get/done/retry events. Default: {@link noopWorkQueueMetrics}. */
+  metrics?: WorkQueueMetrics;
+}
+
+interface ResolvedWorkQueueOptions<T> {
+  name: string;
+  rateLimiter: RateLimiter<T>;
+  clock: Clock;
+  metrics: WorkQueueMetrics;
+}
+
+function resolveWorkQueueOptions<T>(options: WorkQueueOptions<T>): ResolvedWorkQueueOptions<T> {
+  return {
+    name: options.name,
+    rateLimiter: options.rateLimiter ?? new ItemExponentialFailureRateLimiter<T>(),
+    clock: options.clock ?? realClock,
+    metrics: options.metrics ?? noopWorkQueueMetrics,
+  };
+}
+
+/** What {@link WorkQueue.get} resolves to: an item to process, or word that the queue is shut down. */
+export type WorkQueueGetResult<T> = { item: T; shutdown: false } | { shutdown: true };
+
+/**
+ * WorkQueue is client-go's rate-limited, delaying work queue with a promise
+ * in place of the condition variable. Workers loop on `get`, process the
+ * item, and always call `done`. Guarantees (from client-go `queue.go`):
+ * items come out in FIFO order; an item is never handed to two workers at
+ * once; adding an item that is already queued is a no-op; adding an item
+ * that is being processed makes it come out once more after `done`.
+ * Items are told apart as `Map` keys are (SameValueZero), so use strings
+ * such as VolumeAttachment names.
+ */
+export class WorkQueue<T = string> {
+  /** The queue's name, for metrics. */
+  readonly name: string;
+  private readonly rateLimiter: RateLimiter<T>;
+  private readonly clock: Clock;
+  private readonly metrics: WorkQueueMetrics;
+
+  // The three pieces of state below follow client-go's queue.go:
+  //   queue ⊆ dirty, and no item is in queue twice;
+  //   queue ∩ processing = ∅;
+  //   an item in dirty but not in queue is in processing, and goes back
+  //   into queue when its worker calls done.
+  /** The order items are handed out in. Every item here is also in `dirty` and not in `processing`. */
+  private readonly queue = new Fifo<T>();
+  /**
+   * Items that need processing. An item leaves `dirty` when a worker takes
+   * it, so an add during processing lands here (and only here) and makes
+   * `done` queue it again.
+   */
+  private readonly dirty = new Set<T>();
+  /**
+   * Items a worker holds right now, with the clock time it took them. They
+   * may also be in `dirty`, but never in `queue`: that is what keeps one
+   * item from two workers at once.
+   */
+  private readonly processing = new Map<T, number>();
+  /** When each dirty item became dirty, for the time-in-queue metric. */
+  private readonly addTimes = new Map<T, number>();
+  /**
+   * Workers blocked in `get`, oldest first. Non-empty only while `queue` is
+   * empty and the queue is not shutting down: every add hands its item to
+   * a waiter straight away.
+   */
+  private readonly waiters = new Fifo<(result: WorkQueueGetResult<T>) => void>();
+  /** Items scheduled by `addAfter`, added when their time comes. */
+  private readonly waiting: WaitingList<T>;
+  private shutdownRequested = false;
+
+  constructor(options: WorkQueueOptions<T>) {
+    const resolved = resolveWorkQueueOptions(options);
+    this.name = resolved.name;
+    this.rateLimiter = resolved.rateLimiter;
+    this.clock = resolved.clock;
+    this.metrics = resolved.metrics;
+    this.waiting = new WaitingList<T>(this.clock, (item) => this.add(item));
+  }
+
+  /** Marks `item` as needing processing. Ignored after {@link shutDown}. */
+  add(item: T): void {
+    if (this.shutdownRequested) return;
+    // Already due for processing: one pass will cover both adds.
+    if (this.dirty.has(item)) return;
+    this.metrics.add();
+    this.dirty.add(item);
+    if (!this.addTimes.has(item)) this.addTimes.set(item, this.clock.now());
+    // A worker holds it; done() will queue it, so no second worker gets it.
+    if (this.processing.has(item)) return;
+    this.queue.push(item);
+    this.handOut();
+  }
+
+  /**
+   * Waits for an item and marks it as processing; the caller must call
+   * {@link done} with it. Waiting callers are served in FIFO order. After
+   * {@link shutDown} the items still queued are handed out, then every call
+   * resolves to `{ shutdown: true }`.
+   */
+  get(): Promise<WorkQueueGetResult<T>> {
+    if (this.queue.length > 0) return Promise.resolve(this.take());
+    if (this.shutdownRequested) return Promise.resolve({ shutdown: true });
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /**
+   * Marks `item` as no longer being processed; if it was added meanwhile it
+   * is queued again. Calling it for an item nobody holds is a no-op (client-go
+   * would queue a dirty item a second time).
+   */
+  done(item: T): void {
+    const startedAt = this.processing.get(item);
+    if (startedAt === undefined) return;
+    this.processing.delete(item);
+    this.metrics.done(this.secondsSince(startedAt));
+    if (this.dirty.has(item)) {
+      this.queue.push(item);
+      this.handOut();
+    }
+  }
+
+  /** The number of items queued and not yet taken by a worker (the depth). */
+  len(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Stops accepting adds, drops pending `addAfter`s and wakes every waiting
+   * {@link get} with `{ shutdown: true }`. Workers holding items still call
+   * {@link done}.
+   */
+  shutDown(): void {
+    this.shutdownRequested = true;
+    this.waiting.stop();
+    for (let wake = this.waiters.shift(); wake !== undefined; wake = this.waiters.shift()) {
+      wake({ shutdown: true });
+    }
+  }
+
+  /** Whether {@link shutDown} has been called. */
+  shuttingDown(): boolean {
+    return this.shutdownRequested;
+  }
+
+  /**
+   * Adds `item` after `ms` milliseconds (at once if `ms <= 0`). If the item
+   * is already waiting to be added sooner, the sooner time stands.
+   */
+  addAfter(item: T, ms: number): void {
+    if (this.shutdownRequested) return;
+    if (!(ms > 0)) {
+      this.add(item);
+      return;
+    }
+    this.waiting.addAfter(item, ms);
+  }
+
+  /** Adds `item` after the delay its rate limiter asks for, counting a retry. */
+  addRateLimited(item: T): void {
+    const delay = this.rateLimiter.when(item);
+    if (this.shutdownRequested) return;
+    this.metrics.retry();
+    this.addAfter(item, delay);
+  }
+
+  /** Clears `item`'s failure history in the rate limiter; call it when processing succeeded. */
+  forget(item: T): void {
+    this.rateLimiter.forget(item);
+  }
+
+  /** How many times `item` was rate-limited since it was last forgotten. */
+  numRequeues(item: T): number {
+    return this.rateLimiter.numRequeues(item);
+  }
+
+  /** Total seconds that items now in processing have been held (`workqueue_unfinished_work_seconds`). */
+  unfinishedWorkSeconds(): number {
+    let total = 0;
+    for (const startedAt of this.processing.values()) total += this.secondsSince(startedAt);
+    return total;
+  }
+
+  /** Seconds the longest-held item now in processing has been held, or 0 (`workqueue_longest_running_processor_seconds`). */
+  longestRunningProcessorSeconds(): number {
+    let longest = 0;
+    for (const startedAt of this.processing.values()) {
+      longest = Math.max(longest, this.secondsSince(startedAt));
+    }
+    return longest;
+  }
+
+  /** Serves waiting getters while there are both items and getters. */
+  private handOut(): void {
+    while (this.waiters.length > 0 && this.queue.length > 0) {
+      const wake = this.waiters.shift();
+      if (wake === undefined) return;
+      wake(this.take());
+    }
+  }
+
+  /**
+   * Moves the front item from `queue` to `processing`. Done synchronously at
+   * hand-out time, not when the awaiting worker resumes, so no add or get in
+   * between can see the item as merely queued.
+   */
+  private take(): WorkQueueGetResult<T> {
+    const item = this.queue.shift();
+    if (item === undefined) return { shutdown: true };
+    const now = this.clock.now();
+    this.processing.set(item, now);
+    this.dirty.delete(item);
+    const addedAt = this.addTimes.get(item) ?? now;
+    this.addTimes.delete(item);
+    this.metrics.get((now - addedAt) / 1000);
+    return { item, shutdown: false };
+  }
+
+  private secondsSince(time: number): number {
+    return (this.clock.now() - time) / 1000;
+  }
+}
