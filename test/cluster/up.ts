@@ -9,14 +9,8 @@
 import { mkdirSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { AdminClient, AdminApiError } from "./admin-client.ts";
-import { ensureComponents } from "./components.ts";
 import { errorMessage, stopAllManaged } from "./managed-process.ts";
-import { startMockCsiDriver } from "./mock-csi-driver.ts";
-import { startTestCluster } from "./test-cluster.ts";
-
-const DRIVER_NAME = "mock.csi.test";
-const NODE_NAME = "node-1";
+import { localNodeName, startLocalGround } from "./local-ground.ts";
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -32,12 +26,7 @@ async function main(): Promise<number> {
   const dir = values.dir === undefined ? undefined : resolve(values.dir);
   if (dir !== undefined) mkdirSync(dir, { recursive: true });
 
-  const components = await ensureComponents();
-  const cluster = await startTestCluster({ components, ...(dir === undefined ? {} : { dir }) });
-  const driver = await startMockCsiDriver({ binary: components.mockCsiDriver, dir: cluster.dir, name: DRIVER_NAME });
-
-  const admin = new AdminClient(cluster);
-  await ensureCsiNode(admin);
+  const { cluster, driver } = await startLocalGround(dir);
 
   const kubeconfig = relativeIfShorter(cluster.kubeconfigPath);
   const socket = relativeIfShorter(driver.socket);
@@ -49,10 +38,10 @@ async function main(): Promise<number> {
       `  kubeconfig:  ${cluster.kubeconfigPath}`,
       `  server:      ${cluster.server}`,
       `  csi driver:  ${driver.name} on ${driver.socket}`,
-      `  csi node:    ${NODE_NAME} (nodeID ${driver.nodeId})`,
+      `  csi node:    ${localNodeName} (nodeID ${driver.nodeId})`,
       "",
       "run the attacher against it:",
-      `  bun run src/main.ts --kubeconfig=${kubeconfig} --csi-address=${socket} --v=2`,
+      `  bun run start --kubeconfig=${kubeconfig} --csi-address=${socket} --v=2`,
       "",
       "inspect it:",
       `  kubectl --kubeconfig=${kubeconfig} get volumeattachments`,
@@ -72,23 +61,6 @@ async function main(): Promise<number> {
   await stopAllManaged();
   await cluster.stop();
   return 1;
-}
-
-/**
- * Creates the CSINode the attacher looks up to map node-1 to the driver's
- * node ID; on a reused dir it already exists, which is fine.
- */
-async function ensureCsiNode(admin: AdminClient): Promise<void> {
-  try {
-    await admin.create("/apis/storage.k8s.io/v1/csinodes", {
-      apiVersion: "storage.k8s.io/v1",
-      kind: "CSINode",
-      metadata: { name: NODE_NAME },
-      spec: { drivers: [{ name: DRIVER_NAME, nodeID: DRIVER_NAME }] },
-    });
-  } catch (e: unknown) {
-    if (!(e instanceof AdminApiError && e.reason === "AlreadyExists")) throw e;
-  }
 }
 
 function relativeIfShorter(path: string): string {

@@ -1,0 +1,62 @@
+/**
+ * test runs everything that must hold before a change lands, in the order
+ * that fails fastest: types, generated code, the Go-built test ground, the
+ * binary, unit tests, then end-to-end tests of that binary against a real
+ * kube-apiserver and real CSI drivers. `bun run test` is the one test
+ * command; .ci/run calls it too.
+ *
+ * Test timeouts are passed here because bunfig.toml's are ignored
+ * (oven-sh/bun#7789). It closes with a "N passed, N failed" line.
+ */
+import { $ } from "bun";
+
+interface Counts {
+  passed: number;
+  failed: number;
+}
+
+const total: Counts = { passed: 0, failed: 0 };
+
+async function step(name: string, run: () => Promise<void>): Promise<void> {
+  const started = performance.now();
+  console.log(`\n=== ${name}`);
+  await run();
+  console.log(`=== ${name}: done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** Runs bun test on `paths`, streaming its report and counting its results. */
+async function bunTest(timeoutMs: number, paths: readonly string[]): Promise<void> {
+  const child = Bun.spawn(["bun", "test", "--timeout", String(timeoutMs), ...paths], { stdout: "inherit", stderr: "pipe" });
+  let report = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of child.stderr) {
+    const text = decoder.decode(chunk, { stream: true });
+    report += text;
+    process.stderr.write(text);
+  }
+  const code = await child.exited;
+  const passed = Number(/^\s*(\d+) pass$/m.exec(report)?.[1] ?? 0);
+  const failed = Number(/^\s*(\d+) fail$/m.exec(report)?.[1] ?? 0);
+  total.passed += passed;
+  total.failed += failed;
+  // A crash or a file that failed to load is a failure even with no failed test.
+  if (code !== 0 && failed === 0) total.failed += 1;
+}
+
+await step("typecheck", async () => {
+  await $`tsc --noEmit -p tsconfig.json`;
+});
+await step("generated code is current", async () => {
+  await $`bun run scripts/check-gen.ts`;
+});
+await step("test ground components (Go, cached by version)", async () => {
+  await $`bash test/cluster/build-components.sh`.quiet();
+});
+await step("binary", async () => {
+  await $`bun run scripts/build.ts`;
+});
+await step("unit tests", () => bunTest(30_000, ["test/unit"]));
+await step("end-to-end tests", () => bunTest(180_000, ["test/e2e"]));
+
+console.log(`\ntests: ${total.passed} passed, ${total.failed} failed`);
+process.exit(total.failed > 0 ? 1 : 0);

@@ -1,0 +1,43 @@
+import { AdminClient, AdminApiError, type KubeObject } from "./admin-client.ts";
+import { ensureComponents } from "./components.ts";
+import { startMockCsiDriver, type MockCsiDriver } from "./mock-csi-driver.ts";
+import { startTestCluster, type TestCluster } from "./test-cluster.ts";
+
+/** The driver name and node the local ground registers. */
+export const localDriverName = "mock.csi.test";
+export const localNodeName = "node-1";
+
+/** LocalGround is the test ground for a person: cluster, mock driver and the CSINode that joins them. */
+export interface LocalGround {
+  readonly cluster: TestCluster;
+  readonly driver: MockCsiDriver;
+  readonly admin: AdminClient;
+}
+
+/**
+ * startLocalGround builds (or reuses) the components, starts etcd,
+ * kube-apiserver and Kubernetes' mock CSI driver, and registers the driver
+ * on node-1, so that an attacher pointed at it has everything it needs.
+ */
+export async function startLocalGround(dir: string | undefined): Promise<LocalGround> {
+  const components = await ensureComponents();
+  const cluster = await startTestCluster({ components, ...(dir === undefined ? {} : { dir }) });
+  const driver = await startMockCsiDriver({ binary: components.mockCsiDriver, dir: cluster.dir, name: localDriverName });
+  const admin = new AdminClient(cluster);
+  await createIfAbsent(admin, "/apis/storage.k8s.io/v1/csinodes", {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "CSINode",
+    metadata: { name: localNodeName },
+    spec: { drivers: [{ name: localDriverName, nodeID: driver.nodeId }] },
+  });
+  return { cluster, driver, admin };
+}
+
+/** createIfAbsent creates an object; on a reused dir it may already exist, which is fine. */
+export async function createIfAbsent(admin: AdminClient, path: string, body: KubeObject): Promise<void> {
+  try {
+    await admin.create(path, body);
+  } catch (e: unknown) {
+    if (!(e instanceof AdminApiError && e.reason === "AlreadyExists")) throw e;
+  }
+}
