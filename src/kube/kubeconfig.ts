@@ -34,6 +34,13 @@ export interface KubeConnectionOptions {
    * re-read files or re-run plugins on the hot path. Default 60 s.
    */
   authRefreshMs?: number;
+  /**
+   * Directory the in-cluster service account files are read under, as
+   * client-node's loadFromCluster takes it: the token, ca.crt and namespace
+   * are read from `<prefix>/var/run/secrets/kubernetes.io/serviceaccount/`.
+   * Default "" (the real root).
+   */
+  inClusterPathPrefix?: string;
 }
 
 interface HttpsOptions {
@@ -59,7 +66,7 @@ export async function loadKubeConnection(options: KubeConnectionOptions = {}): P
     if (!process.env["KUBERNETES_SERVICE_HOST"] || !process.env["KUBERNETES_SERVICE_PORT"]) {
       throw new Error("no --kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)");
     }
-    config.loadFromCluster();
+    config.loadFromCluster(options.inClusterPathPrefix ?? "");
   }
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new Error(`kubeconfig ${options.kubeconfig ?? "(in-cluster)"} has no current cluster`);
