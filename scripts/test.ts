@@ -49,8 +49,13 @@ await step("typecheck", async () => {
 await step("generated code is current", async () => {
   await $`bun run scripts/check-gen.ts`;
 });
-await step("test ground components (Go, cached by version)", async () => {
-  await $`bash test/cluster/build-components.sh`.quiet();
+await step("test ground components (Go, cached by version; the first build takes minutes)", async () => {
+  // Quiet on success: a cold build prints hundreds of module downloads.
+  const build = await $`bash test/cluster/build-components.sh`.nothrow().quiet();
+  if (build.exitCode !== 0) {
+    process.stderr.write(build.stderr);
+    throw new Error(`building the test ground failed (exit ${build.exitCode})`);
+  }
 });
 await step("binary", async () => {
   await $`bun run scripts/build.ts`;

@@ -10,7 +10,10 @@ import { mkdirSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { errorMessage, stopAllManaged } from "./managed-process.ts";
-import { localNodeName, startLocalGround } from "./local-ground.ts";
+import { createIfAbsent, localNodeName, startLocalGround } from "./local-ground.ts";
+import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch.ts";
+
+const fakeDriverName = "fake.csi.test";
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -26,7 +29,15 @@ async function main(): Promise<number> {
   const dir = values.dir === undefined ? undefined : resolve(values.dir);
   if (dir !== undefined) mkdirSync(dir, { recursive: true });
 
-  const { cluster, driver } = await startLocalGround(dir);
+  const { cluster, driver, admin } = await startLocalGround(dir);
+  // The fault-injecting driver too, for trying errors and hangs by hand.
+  const fake = await launchFakeCsiDriver({ directory: cluster.dir, config: { name: fakeDriverName } });
+  await createIfAbsent(admin, "/apis/storage.k8s.io/v1/csinodes", {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "CSINode",
+    metadata: { name: "node-fake" },
+    spec: { drivers: [{ name: fakeDriverName, nodeID: "node-fake-id" }] },
+  });
 
   const kubeconfig = relativeIfShorter(cluster.kubeconfigPath);
   const socket = relativeIfShorter(driver.socket);
@@ -39,6 +50,8 @@ async function main(): Promise<number> {
       `  server:      ${cluster.server}`,
       `  csi driver:  ${driver.name} on ${driver.socket}`,
       `  csi node:    ${localNodeName} (nodeID ${driver.nodeId})`,
+      `  fake driver: ${fakeDriverName} on ${fake.csiSocket} (node-fake; script it through ${fake.controlSocket},`,
+      `               see test/drivers/fake-csi-driver/README.md)`,
       "",
       "run the attacher against it:",
       `  bun run start --kubeconfig=${kubeconfig} --csi-address=${socket} --v=2`,
@@ -53,6 +66,7 @@ async function main(): Promise<number> {
   // Ctrl-C is handled by managed-process (stop children, then exit); here we
   // only notice a component dying underneath the user.
   const died = await Promise.race([...cluster.processes, driver.process].map((child) => child.exited.then(() => child)));
+  await fake[Symbol.asyncDispose]();
   if (died.stopRequested) {
     // The signal handler is stopping everything and will exit for us.
     return new Promise<number>(() => {});
