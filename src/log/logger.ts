@@ -62,9 +62,8 @@ export class Logger {
 
   /** Returns a child logger whose lines carry `fields` in addition. */
   with(fields: LogFields): Logger {
-    const child = Object.create(Logger.prototype) as Logger;
-    Object.assign(child, { options: this.options, context: { ...this.context, ...fields } });
-    return child;
+    // Resolved options are complete LoggerOptions, so resolving them again is a no-op.
+    return new Logger(this.options, { ...this.context, ...fields });
   }
 
   /** Returns a logger that prints only when -v is at least `level`. */

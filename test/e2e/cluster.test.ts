@@ -3,6 +3,7 @@
  * driver start, behave like the real thing, and leave nothing behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { persistentVolume } from "./support/objects";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,20 +38,6 @@ function isAlive(pid: number): boolean {
     if (e instanceof Error && "code" in e && e.code === "ESRCH") return false;
     throw e;
   }
-}
-
-function persistentVolume(name: string): KubeObject {
-  return {
-    apiVersion: "v1",
-    kind: "PersistentVolume",
-    metadata: { name },
-    spec: {
-      capacity: { storage: "1Gi" },
-      accessModes: ["ReadWriteOnce"],
-      persistentVolumeReclaimPolicy: "Retain",
-      csi: { driver: "mock.csi.test", volumeHandle: `handle-${name}` },
-    },
-  };
 }
 
 describe("test cluster", () => {
@@ -89,12 +76,12 @@ describe("test cluster", () => {
   });
 
   it("adds kubernetes.io/pv-protection to new PVs", async () => {
-    const created = await admin.create(PV_PATH, persistentVolume("pv-protected"));
+    const created = await admin.create<KubeObject>(PV_PATH, persistentVolume("pv-protected", { driver: "mock.csi.test", volumeHandle: "handle-pv-protected" }));
     expect(created.metadata?.finalizers).toEqual(["kubernetes.io/pv-protection"]);
   });
 
   it("keeps a deleted PV until a JSON patch removes its pv-protection finalizer", async () => {
-    await admin.create(PV_PATH, persistentVolume("pv-deleted"));
+    await admin.create(PV_PATH, persistentVolume("pv-deleted", { driver: "mock.csi.test", volumeHandle: "handle-pv-deleted" }));
     await admin.delete(`${PV_PATH}/pv-deleted`);
     // No controller runs here to release the PV, so it only gets marked.
     const marked = await admin.get(`${PV_PATH}/pv-deleted`);
@@ -126,7 +113,7 @@ describe("test cluster lifecycle", () => {
     const dir = mkdtempSync(join(tmpdir(), "bun-csi-attacher-restart-"));
     try {
       const first = await startTestCluster({ components, dir });
-      await new AdminClient(first).create(PV_PATH, persistentVolume("pv-survivor"));
+      await new AdminClient(first).create(PV_PATH, persistentVolume("pv-survivor", { driver: "mock.csi.test", volumeHandle: "handle-pv-survivor" }));
       await first.stop();
 
       await using second = await startTestCluster({ components, dir });
