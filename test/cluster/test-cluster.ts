@@ -54,7 +54,12 @@ export class TestCluster implements AsyncDisposable {
   /** etcd's client URL. */
   readonly etcdUrl: string;
   /** The running processes, apiserver first. */
-  readonly processes: readonly ManagedProcess[];
+  get processes(): readonly ManagedProcess[] {
+    return this.#processes;
+  }
+  #processes: readonly ManagedProcess[];
+  readonly #apiserverCommand: readonly string[];
+  readonly #logDir: string;
   /** How long this start took, for reports and `cluster:up`'s banner. */
   readonly startupMs: StartupTimings;
   readonly #removeDirOnStop: boolean;
@@ -69,6 +74,8 @@ export class TestCluster implements AsyncDisposable {
     caPem: string;
     etcdUrl: string;
     processes: readonly ManagedProcess[];
+    apiserverCommand: readonly string[];
+    logDir: string;
     startupMs: StartupTimings;
     removeDirOnStop: boolean;
   }) {
@@ -78,7 +85,9 @@ export class TestCluster implements AsyncDisposable {
     this.adminToken = fields.adminToken;
     this.caPem = fields.caPem;
     this.etcdUrl = fields.etcdUrl;
-    this.processes = fields.processes;
+    this.#processes = fields.processes;
+    this.#apiserverCommand = fields.apiserverCommand;
+    this.#logDir = fields.logDir;
     this.startupMs = fields.startupMs;
     this.#removeDirOnStop = fields.removeDirOnStop;
     // Only a temp dir we made is ours to delete when the test process dies.
@@ -101,6 +110,22 @@ export class TestCluster implements AsyncDisposable {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
+  }
+
+  /**
+   * restartApiserver stops kube-apiserver, runs `whileDown` (etcd is still
+   * up: tests compact it there), and starts it again on the same port with
+   * the same flags, resolving once it is ready. Clients see what they see in
+   * a real control-plane upgrade: refused connections, then a fresh server.
+   */
+  async restartApiserver(whileDown?: () => Promise<void>, timeoutMs = 120_000): Promise<void> {
+    const [apiserver, ...others] = this.#processes;
+    if (apiserver === undefined) throw new Error("the cluster has no kube-apiserver to restart");
+    await apiserver.stop();
+    await whileDown?.();
+    const restarted = spawnManaged({ name: "kube-apiserver", logDir: this.#logDir, command: this.#apiserverCommand });
+    this.#processes = [restarted, ...others];
+    await waitForApiserverReady(this.server, join(this.dir, "pki", "apiserver.crt"), this.adminToken, timeoutMs, [restarted, ...others]);
   }
 }
 
@@ -154,10 +179,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     });
     const etcdReady = performance.now();
 
-    const apiserver = spawnManaged({
-      name: "kube-apiserver",
-      logDir: layout.logs,
-      command: [
+    const apiserverCommand = [
         components.kubeApiserver,
         `--etcd-servers=${etcdUrl}`,
         `--secure-port=${apiserverPort}`,
@@ -177,23 +199,12 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
         "--disable-admission-plugins=ServiceAccount",
         "--profiling=false",
         ...(options.extraApiserverArgs ?? []),
-      ],
-    });
+    ];
+    const apiserver = spawnManaged({ name: "kube-apiserver", logDir: layout.logs, command: apiserverCommand });
     // Stop order is apiserver first.
     started.unshift(apiserver);
     const caPath = join(layout.pki, "apiserver.crt");
-    await waitForCondition(
-      async () => {
-        // The cert dir is written before the port opens; until then, not ready.
-        if (!existsSync(caPath)) return false;
-        const res = await fetch(`${server}/readyz`, {
-          headers: { Authorization: `Bearer ${layout.adminToken}` },
-          tls: { ca: readFileSync(caPath, "utf8") },
-        });
-        return res.ok && (await res.text()) === "ok";
-      },
-      { description: `kube-apiserver ${server}/readyz`, timeoutMs: Math.max(1, timeoutMs - (etcdReady - t0)), watch: [apiserver, etcd] },
-    );
+    await waitForApiserverReady(server, caPath, layout.adminToken, Math.max(1, timeoutMs - (etcdReady - t0)), [apiserver, etcd]);
     const apiserverReady = performance.now();
 
     const caPem = readFileSync(caPath, "utf8");
@@ -207,6 +218,8 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       caPem,
       etcdUrl,
       processes: started,
+      apiserverCommand,
+      logDir: layout.logs,
       startupMs: { etcd: Math.round(etcdReady - t0), apiserver: Math.round(apiserverReady - etcdReady) },
       removeDirOnStop: ownsDir,
     });
@@ -215,6 +228,25 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     // The logs are what explains the failure, so the dir stays.
     throw new Error(`starting the test cluster failed (logs in ${layout.logs}): ${errorMessage(e)}`, { cause: e });
   }
+}
+
+/**
+ * Polls /readyz with the admin token over TLS verified against the
+ * self-signed certificate, until the apiserver says "ok".
+ */
+async function waitForApiserverReady(server: string, caPath: string, token: string, timeoutMs: number, watch: readonly ManagedProcess[]): Promise<void> {
+  await waitForCondition(
+    async () => {
+      // The cert dir is written before the port opens; until then, not ready.
+      if (!existsSync(caPath)) return false;
+      const res = await fetch(`${server}/readyz`, {
+        headers: { Authorization: `Bearer ${token}` },
+        tls: { ca: readFileSync(caPath, "utf8") },
+      });
+      return res.ok && (await res.text()) === "ok";
+    },
+    { description: `kube-apiserver ${server}/readyz`, timeoutMs, watch },
+  );
 }
 
 interface DirLayout {
