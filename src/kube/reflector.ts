@@ -79,10 +79,16 @@ export class Reflector<T extends KubeObject> {
     while (!signal.aborted) {
       try {
         if (this.resourceVersion === "") await this.list(signal);
-        await this.watch(signal);
-        // A watch that ended normally (server timeout) is simply renewed.
-        backoffMs = this.options.initialBackoffMs;
-        continue;
+        const started = performance.now();
+        const events = await this.watch(signal);
+        if (events > 0 || performance.now() - started >= 1000) {
+          // A watch that ended normally (server timeout) is simply renewed.
+          backoffMs = this.options.initialBackoffMs;
+          continue;
+        }
+        // Closed at once with nothing in it: a proxy or a server shutting
+        // down. Renewing it at once would spin; treat it as a failure.
+        throw new Error("watch closed immediately without events");
       } catch (e: unknown) {
         if (signal.aborted) return;
         if (e instanceof ResourceVersionExpired || isExpired(e)) {
@@ -126,7 +132,8 @@ export class Reflector<T extends KubeObject> {
     }
   }
 
-  private async watch(signal: AbortSignal): Promise<void> {
+  /** watch applies events until the stream ends, and returns how many it applied. */
+  private async watch(signal: AbortSignal): Promise<number> {
     const { client, path, store, minWatchTimeoutSeconds } = this.options;
     // Randomized so that many watchers do not all reconnect at once.
     const timeoutSeconds = Math.floor(minWatchTimeoutSeconds * (1 + Math.random()));
@@ -139,7 +146,9 @@ export class Reflector<T extends KubeObject> {
     // The server ends the watch after timeoutSeconds; our own abort also
     // covers a half-open connection that would otherwise hang forever.
     const watchSignal = AbortSignal.any([signal, AbortSignal.timeout((timeoutSeconds + 30) * 1000)]);
+    let events = 0;
     for await (const raw of client.stream(`${path}?${query}`, watchSignal)) {
+      events++;
       const event = raw as WatchEvent;
       switch (event.type) {
         case "ADDED":
@@ -166,6 +175,7 @@ export class Reflector<T extends KubeObject> {
       const next = event.object?.metadata?.resourceVersion;
       if (next) this.resourceVersion = next;
     }
+    return events;
   }
 
   private parseOrSkip(raw: unknown): T | undefined {
