@@ -38,9 +38,17 @@ export class Store<T extends KubeObject> {
     return this.items.size;
   }
 
-  /** upsert applies an ADDED or MODIFIED watch event. */
+  /**
+   * upsert applies an ADDED or MODIFIED watch event. An event older than the
+   * cached object is dropped: the cache can only be ahead of the watch
+   * through applyOwnWrite, and going back to the older state would make a
+   * worker redo the write (and the driver call before it) that produced the
+   * newer one. The watch delivers that newer version later, and with it the
+   * handlers' notification.
+   */
   upsert(object: T): void {
     const previous = this.items.get(object.metadata.name);
+    if (previous && isNewer(previous.metadata.resourceVersion, object.metadata.resourceVersion)) return;
     this.items.set(object.metadata.name, object);
     for (const handler of this.handlers) {
       if (previous) handler.onUpdate?.(previous, object);

@@ -30,14 +30,15 @@ async function allVolumeAttachments(): Promise<VolumeAttachmentJson[]> {
   return list.items.filter((va) => va.spec.attacher === setup.driverName);
 }
 
-function okCallsPerVolume(calls: readonly CallRecord[]): Map<string, number> {
-  const counts = new Map<string, number>();
+/** Successful calls per volume ID, keys sorted so that a failure's diff shows only the odd ones. */
+function okCallsPerVolume(calls: readonly CallRecord[]): Record<string, number> {
+  const counts: Record<string, number> = {};
   for (const call of calls) {
     if (call.code !== "OK") continue;
     const volumeId = (call.request as { volumeId?: string }).volumeId ?? "";
-    counts.set(volumeId, (counts.get(volumeId) ?? 0) + 1);
+    counts[volumeId] = (counts[volumeId] ?? 0) + 1;
   }
-  return counts;
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
 }
 
 describe(`${volumeCount} volumes through the compiled attacher`, () => {
@@ -69,7 +70,7 @@ describe(`${volumeCount} volumes through the compiled attacher`, () => {
     while (Date.now() < deadline + 60_000 && (await allVolumeAttachments()).length > 0) await Bun.sleep(100);
     expect(await allVolumeAttachments()).toEqual([]);
 
-    const everyVolumeOnce = new Map(names.map((name) => [`vol-${name}`, 1]));
+    const everyVolumeOnce = Object.fromEntries(names.map((name) => [`vol-${name}`, 1]));
     expect(okCallsPerVolume(await setup.driver.control.calls("ControllerPublishVolume"))).toEqual(everyVolumeOnce);
     expect(okCallsPerVolume(await setup.driver.control.calls("ControllerUnpublishVolume"))).toEqual(everyVolumeOnce);
     // The driver knows every volume and has it published on no node.

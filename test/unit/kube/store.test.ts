@@ -1,0 +1,66 @@
+import { describe, expect, it } from "bun:test";
+import { Store } from "../../../src/kube/store";
+import type { KubeObject } from "../../../src/kube/objects/object-meta";
+
+interface Thing extends KubeObject {
+  readonly note: string;
+}
+
+function thing(name: string, resourceVersion: string, note = ""): Thing {
+  return { metadata: { name, resourceVersion }, note };
+}
+
+function recordingStore() {
+  const store = new Store<Thing>();
+  const events: string[] = [];
+  store.addHandlers({
+    onAdd: (object) => events.push(`add ${object.metadata.name}@${object.metadata.resourceVersion}`),
+    onUpdate: (old, next) => events.push(`update ${old.metadata.resourceVersion}->${next.metadata.resourceVersion}`),
+    onDelete: (object) => events.push(`delete ${object.metadata.name}`),
+  });
+  return { store, events };
+}
+
+describe("store", () => {
+  it("keeps the object our own write returned, without telling handlers", () => {
+    const { store, events } = recordingStore();
+    store.upsert(thing("a", "10"));
+    store.applyOwnWrite(thing("a", "12", "written"));
+    expect({ cached: store.get("a"), events }).toEqual({ cached: thing("a", "12", "written"), events: ["add a@10"] });
+  });
+
+  it("drops a watch event older than our own write, so the write is not redone", () => {
+    const { store, events } = recordingStore();
+    store.upsert(thing("a", "10"));
+    store.applyOwnWrite(thing("a", "12", "written"));
+    store.upsert(thing("a", "11", "stale"));
+    store.upsert(thing("a", "12", "written"));
+    expect({ cached: store.get("a")?.note, events }).toEqual({ cached: "written", events: ["add a@10", "update 12->12"] });
+  });
+
+  it("never lets an own write replace a newer object from the watch", () => {
+    const { store } = recordingStore();
+    store.upsert(thing("a", "15", "watched"));
+    store.applyOwnWrite(thing("a", "12", "late response"));
+    expect(store.get("a")?.note).toBe("watched");
+  });
+
+  it("re-delivers every object as an update of itself on resync", () => {
+    const { store, events } = recordingStore();
+    store.upsert(thing("a", "1"));
+    store.upsert(thing("b", "2"));
+    store.resync();
+    expect(events.slice(2)).toEqual(["update 1->1", "update 2->2"]);
+  });
+
+  it("reports objects missing from a relist as deleted", () => {
+    const { store, events } = recordingStore();
+    store.upsert(thing("a", "1"));
+    store.upsert(thing("b", "2"));
+    store.replace([thing("b", "3")]);
+    expect({ names: [...store.list()].map((object) => object.metadata.name), events: events.slice(2) }).toEqual({
+      names: ["b"],
+      events: ["update 2->3", "delete a"],
+    });
+  });
+});
