@@ -19,18 +19,32 @@ export interface DriverTransportOptions {
  * its Unix socket. This is the only file that imports connect-node.
  *
  * Connect speaks HTTP/2 to "http://localhost"; `createConnection` swaps the
- * TCP dial for the socket. A closed socket alone is not a loss (HTTP/2
- * sessions are also closed when idle), so on close we dial the path once: if
- * nobody answers, the driver is gone.
+ * TCP dial for the socket. A closed socket alone is not a loss (a session
+ * also ends on GOAWAY), so on close we dial the path: if nobody answers, the
+ * driver is gone. A dial that connects proves little when the driver is
+ * being killed at that moment (its listening socket can outlive the
+ * connected one by a moment, and our dial lands in its backlog), so the
+ * probe connection is kept open as a watch of its own: when it closes, the
+ * check runs again, until a dial is refused or the driver keeps it.
  */
 export function createDriverTransport(options: DriverTransportOptions): Transport {
   let lost = false;
   let everConnected = false;
 
+  const watch = (socket: net.Socket) => {
+    const openedAt = performance.now();
+    socket.once("close", () => {
+      // A live driver may drop a connection that never speaks HTTP/2 (grpc-go
+      // after its 120 s handshake timeout); never re-dial faster than once a second.
+      const livedMs = performance.now() - openedAt;
+      setTimeout(checkAlive, Math.max(0, 1000 - livedMs)).unref();
+    });
+  };
+
   const checkAlive = () => {
     if (lost || !everConnected) return;
     const probe = net.connect(options.socketPath);
-    probe.once("connect", () => probe.destroy());
+    probe.once("connect", () => watch(probe));
     probe.once("error", (error: Error) => {
       if (lost) return;
       lost = true;
@@ -40,9 +54,10 @@ export function createDriverTransport(options: DriverTransportOptions): Transpor
 
   return createGrpcTransport({
     baseUrl: "http://localhost",
-    // CSI drivers are local: a dead peer is seen at once through the socket,
-    // so keep one session open rather than closing it when idle.
-    idleConnectionTimeoutMs: 2 ** 31 - 1,
+    // CSI drivers are local: keep the session open rather than closing it
+    // when idle (default 15 min), so that its socket is there to close when
+    // the driver dies. connect-node's timer helper ignores Infinity.
+    idleConnectionTimeoutMs: Number.POSITIVE_INFINITY,
     nodeOptions: {
       createConnection: () => {
         const socket = net.connect(options.socketPath);

@@ -88,7 +88,10 @@ export class Store<T extends KubeObject> {
    */
   applyOwnWrite(object: T): void {
     const cached = this.items.get(object.metadata.name);
-    if (cached && !isNewer(object.metadata.resourceVersion, cached.metadata.resourceVersion)) return;
+    // Only an object the cache holds is updated: one it lacks was deleted
+    // meanwhile (its DELETED event came before our write's response, as when
+    // removing the last finalizer deletes the VA) and must stay gone.
+    if (!cached || !isNewer(object.metadata.resourceVersion, cached.metadata.resourceVersion)) return;
     this.items.set(object.metadata.name, object);
   }
 

@@ -64,3 +64,13 @@ describe("store", () => {
     });
   });
 });
+
+describe("store and deletions", () => {
+  it("does not bring back an object whose deletion the watch reported before our write's response", () => {
+    const { store, events } = recordingStore();
+    store.upsert(thing("a", "10"));
+    store.remove(thing("a", "12"));
+    store.applyOwnWrite(thing("a", "12", "response to the finalizer removal"));
+    expect({ cached: store.get("a"), size: store.size, events }).toEqual({ cached: undefined, size: 0, events: ["add a@10", "delete a"] });
+  });
+});
