@@ -41,18 +41,9 @@ export interface CsiHandlerOptions {
 export class CsiHandler implements Handler {
   private readonly finalizer: string;
   private readonly now: () => Date;
-  // VA names the reconciler found out of step with the driver; each entry
-  // forces one sync even when the VA looks settled, and is consumed by it.
-  private readonly forcedSyncs = new Set<string>();
-
   constructor(private readonly options: CsiHandlerOptions) {
     this.finalizer = finalizerName(options.driverName);
     this.now = options.now ?? (() => new Date());
-  }
-
-  /** forceSync makes the next sync of `vaName` act even if the VA looks settled. */
-  forceSync(vaName: string): void {
-    this.forcedSyncs.add(vaName);
   }
 
   async syncVolumeAttachment(va: VolumeAttachment): Promise<void> {
@@ -60,13 +51,9 @@ export class CsiHandler implements Handler {
     else await this.syncAttach(va);
   }
 
-  private consumeForcedSync(vaName: string): boolean {
-    return this.forcedSyncs.delete(vaName);
-  }
-
   private async syncAttach(va: VolumeAttachment): Promise<void> {
     const log = this.options.log.with({ va: va.metadata.name });
-    if (!this.consumeForcedSync(va.metadata.name) && va.status?.attached) {
+    if (va.status?.attached) {
       log.v(4).info("VolumeAttachment is already attached");
       return;
     }
@@ -128,7 +115,7 @@ export class CsiHandler implements Handler {
     const { options } = this;
     const log = options.log.with({ va: va.metadata.name });
     const hasFinalizer = va.metadata.finalizers?.includes(this.finalizer) ?? false;
-    if (!this.consumeForcedSync(va.metadata.name) && !hasFinalizer) {
+    if (!hasFinalizer) {
       log.v(4).info("VolumeAttachment is already detached");
       return;
     }
