@@ -7,6 +7,7 @@ import type { CsiPersistentVolumeSource, PersistentVolume, PersistentVolumeSpec 
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
+import { errorMessage } from "../util/error-message";
 import { finalizerName, nodeIdAnnotation } from "./driver-names";
 import type { Handler } from "./handler";
 import { nodeIdFor } from "./node-id";
@@ -157,7 +158,7 @@ export class CsiHandler implements Handler {
     try {
       return await this.options.api.patchPersistentVolume(pv.metadata.name, addFinalizerPatch(pv.metadata.finalizers, this.finalizer));
     } catch (e: unknown) {
-      throw new Error(`could not add PersistentVolume finalizer: ${messageOf(e)}`, { cause: e });
+      throw new Error(`could not add PersistentVolume finalizer: ${errorMessage(e)}`, { cause: e });
     }
   }
 
@@ -180,7 +181,7 @@ export class CsiHandler implements Handler {
     try {
       return await this.options.api.patchVolumeAttachment(va.metadata.name, patch);
     } catch (e: unknown) {
-      throw new Error(`could not save VolumeAttachment: ${messageOf(e)}`, { cause: e });
+      throw new Error(`could not save VolumeAttachment: ${errorMessage(e)}`, { cause: e });
     }
   }
 
@@ -191,7 +192,7 @@ export class CsiHandler implements Handler {
       return await this.options.api.secretData(ref.namespace, ref.name);
     } catch (e: unknown) {
       // Names the Secret, never its content.
-      throw new Error(`failed to load secret "${ref.namespace}/${ref.name}": ${messageOf(e)}`, { cause: e });
+      throw new Error(`failed to load secret "${ref.namespace}/${ref.name}": ${errorMessage(e)}`, { cause: e });
     }
   }
 
@@ -203,8 +204,4 @@ export class CsiHandler implements Handler {
       log.v(2).info("Failed to save error to VolumeAttachment", { err: e });
     }
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

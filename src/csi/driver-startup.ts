@@ -1,6 +1,8 @@
 import * as net from "node:net";
 import { Code } from "@connectrpc/connect";
 import type { Logger } from "../log/logger";
+import { abortableSleep } from "../util/abortable-sleep";
+import { errorMessage } from "../util/error-message";
 import type { CsiClient, DriverCapabilities } from "./csi-client";
 import { CsiCallError } from "./errors";
 
@@ -48,18 +50,18 @@ export async function startDriver(options: DriverStartupOptions): Promise<Driver
       log.warn("CSI driver is not ready");
     } catch (e: unknown) {
       if (!(e instanceof CsiCallError) || e.code !== Code.DeadlineExceeded) {
-        throw new DriverStartupError(`CSI driver probe failed: ${messageOf(e)}`, { cause: e });
+        throw new DriverStartupError(`CSI driver probe failed: ${errorMessage(e)}`, { cause: e });
       }
       log.warn("CSI driver probe timed out");
     }
-    await sleep(retryIntervalMs, signal);
+    await abortableSleep(retryIntervalMs, signal);
   }
 
   let name: string;
   try {
     name = await client.driverName(shortCallTimeoutMs);
   } catch (e: unknown) {
-    throw new DriverStartupError(`failed to get the CSI driver name: ${messageOf(e)}`, { cause: e });
+    throw new DriverStartupError(`failed to get the CSI driver name: ${errorMessage(e)}`, { cause: e });
   }
   if (name === "") throw new DriverStartupError("the CSI driver returned an empty name from GetPluginInfo");
   log.info("CSI driver name", { driver: name });
@@ -68,7 +70,7 @@ export async function startDriver(options: DriverStartupOptions): Promise<Driver
   try {
     capabilities = await client.capabilities(shortCallTimeoutMs);
   } catch (e: unknown) {
-    throw new DriverStartupError(`failed to get the CSI driver's capabilities: ${messageOf(e)}`, { cause: e });
+    throw new DriverStartupError(`failed to get the CSI driver's capabilities: ${errorMessage(e)}`, { cause: e });
   }
   return { name, capabilities };
 }
@@ -87,7 +89,7 @@ async function waitForSocket(path: string, retryIntervalMs: number, log: Logger,
       log.info("Still connecting", { address: `unix://${path}` });
       lastReport = Date.now();
     }
-    await sleep(retryIntervalMs, signal);
+    await abortableSleep(retryIntervalMs, signal);
   }
 }
 
@@ -100,18 +102,4 @@ function canConnect(path: string): Promise<boolean> {
     });
     socket.once("error", () => resolve(false));
   });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

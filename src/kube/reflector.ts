@@ -3,6 +3,7 @@ import { isExpired, isTooManyRequests } from "./errors";
 import type { KubeObject } from "./objects/object-meta";
 import type { Store } from "./store";
 import type { Logger } from "../log/logger";
+import { abortableSleep } from "../util/abortable-sleep";
 
 export interface ReflectorOptions<T extends KubeObject> {
   readonly client: KubeClient;
@@ -101,7 +102,7 @@ export class Reflector<T extends KubeObject> {
         // Connection refused, reset, 429, 5xx: the server is unhappy or
         // restarting; retrying at once would only add load.
         log.warn("List/watch failed, backing off", { kind, err: e, backoffMs, throttled: isTooManyRequests(e) });
-        await sleep(backoffMs, signal);
+        await abortableSleep(backoffMs, signal);
         backoffMs = Math.min(backoffMs * 2, this.options.maxBackoffMs);
       }
     }
@@ -187,16 +188,4 @@ export class Reflector<T extends KubeObject> {
       return undefined;
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
