@@ -99,6 +99,7 @@ async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, c
 
   const api = new AttacherApi(client, vas, pvs);
   const { capabilities } = driver;
+  log.v(2).info("CSI driver capabilities", { driver: driver.name, ...capabilities });
   let handler: Handler;
   if (capabilities.controllerService && capabilities.publishUnpublish) {
     log.v(2).info("CSI driver supports ControllerPublishUnpublish, using real CSI handler", { driver: driver.name });

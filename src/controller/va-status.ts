@@ -1,8 +1,9 @@
 import type { AttacherApi } from "../kube/attacher-api";
 import { isNotFound } from "../kube/errors";
-import { createMergePatch, isEmptyPatch } from "../kube/merge-patch";
+import { createMergePatch, isEmptyPatch, type JsonObject } from "../kube/merge-patch";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import { grpcCode } from "../csi/errors";
+import { errorMessage } from "../util/error-message";
 
 /**
  * The VA writes that record an outcome, each a merge patch computed as the
@@ -11,7 +12,7 @@ import { grpcCode } from "../csi/errors";
 
 type Status = NonNullable<VolumeAttachment["status"]>;
 
-function statusPatch(va: VolumeAttachment, next: Status): object {
+function statusPatch(va: VolumeAttachment, next: Status): JsonObject {
   return createMergePatch({ status: va.status ?? {} }, { status: next });
 }
 
@@ -41,10 +42,13 @@ export async function markAsDetached(api: AttacherApi, va: VolumeAttachment, fin
     // Go marshals an empty finalizer list as absent, so the patch says null.
     const patch = { metadata: { finalizers: remaining.length > 0 ? remaining : null } };
     current = await api.patchVolumeAttachment(va.metadata.name, patch);
+    // Removing the last finalizer of a VA being deleted deletes it: a status
+    // patch now could only answer NotFound (upstream sends it anyway).
+    if (current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0) return;
   }
   const { detachError: _detachError, attachmentMetadata: _metadata, ...rest } = current.status ?? { attached: false };
   const patch = statusPatch(current, { ...rest, attached: false });
-  if (isEmptyPatch(patch as Record<string, never>)) return;
+  if (isEmptyPatch(patch)) return;
   try {
     await api.patchVolumeAttachment(va.metadata.name, patch, "status");
   } catch (e: unknown) {
@@ -67,7 +71,7 @@ export async function saveDetachError(api: AttacherApi, va: VolumeAttachment, er
 function volumeError(error: unknown, now: Date, withCode: boolean): { message: string; time: string; errorCode?: number } {
   // metav1.Time serializes to whole seconds in RFC 3339.
   const time = now.toISOString().replace(/\.\d+Z$/, "Z");
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const code = withCode ? grpcCode(error) : undefined;
   return code === undefined ? { message, time } : { message, time, errorCode: code };
 }

@@ -9,7 +9,6 @@ import {
   PluginCapability_Service_Type,
   type ControllerPublishVolumeRequest,
   type ControllerUnpublishVolumeRequest,
-  type ListVolumesResponse,
 } from "../../gen/csi/v1/csi_pb";
 import { CsiCallError } from "./errors";
 
@@ -86,9 +85,6 @@ export class CsiClient {
     await call(timeoutMs, (options) => this.controller.controllerUnpublishVolume(message, options));
   }
 
-  async listVolumes(maxEntries: number, startingToken: string, timeoutMs: number): Promise<ListVolumesResponse> {
-    return call(timeoutMs, (options) => this.controller.listVolumes({ maxEntries, startingToken }, options));
-  }
 }
 
 async function call<R>(timeoutMs: number, invoke: (options: { timeoutMs: number }) => Promise<R>): Promise<R> {

@@ -46,9 +46,6 @@ function apiStatus(error: unknown): number | undefined {
 }
 
 export const isNotFound = (error: unknown): boolean => apiStatus(error) === 404;
-export const isConflict = (error: unknown): boolean => apiStatus(error) === 409;
 /** isExpired: a watch or list resourceVersion too old for the server (410 Gone, reason Expired). */
 export const isExpired = (error: unknown): boolean => apiStatus(error) === 410;
 export const isTooManyRequests = (error: unknown): boolean => apiStatus(error) === 429;
-/** isInvalid: the server rejected a patch as invalid, which includes a failed JSON-patch `test`. */
-export const isInvalid = (error: unknown): boolean => apiStatus(error) === 422;

@@ -48,16 +48,8 @@ export class KubeClient {
     return this.json<T>(path, signal ? { method: "GET", signal } : { method: "GET" });
   }
 
-  async create<T>(path: string, body: unknown): Promise<T> {
-    return this.json<T>(path, { method: "POST", body: JSON.stringify(body), contentType: "application/json" });
-  }
-
   async patch<T>(path: string, type: PatchType, patch: unknown): Promise<T> {
     return this.json<T>(path, { method: "PATCH", body: JSON.stringify(patch), contentType: patchContentTypes[type] });
-  }
-
-  async delete<T>(path: string): Promise<T> {
-    return this.json<T>(path, { method: "DELETE" });
   }
 
   /**

@@ -62,11 +62,6 @@ export class Reflector<T extends KubeObject> {
     };
   }
 
-  /** hasSynced is true once the first complete list is in the store. */
-  hasSynced(): boolean {
-    return this.syncedOnce;
-  }
-
   /** waitForSync resolves once the first complete list is in the store. */
   waitForSync(): Promise<void> {
     if (this.syncedOnce) return Promise.resolve();

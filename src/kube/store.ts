@@ -17,8 +17,9 @@ export interface StoreHandlers<T> {
  * before building a patch.
  */
 export class Store<T extends KubeObject> {
-  // Invariant: `items` holds exactly the objects of the latest list plus the
-  // watch events applied since; a name maps to its newest version.
+  // Invariant: `items` holds the objects of the latest list plus the watch
+  // events applied since, each replaced by the response to our own write when
+  // that is newer; a name maps to the newest version we have seen.
   private readonly items = new Map<string, T>();
   private readonly handlers: StoreHandlers<T>[] = [];
 

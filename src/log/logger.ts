@@ -97,9 +97,7 @@ export class Logger {
 
 function formatJson(severity: Severity, time: number, level: number, message: string, fields: LogFields): string {
   const record: Record<string, unknown> = { ts: time / 1000, v: level, msg: message };
-  if (severity === "E") record["err"] = fields["err"] !== undefined ? renderValue(fields["err"]) : undefined;
   for (const [key, value] of Object.entries(fields)) {
-    if (severity === "E" && key === "err") continue;
     record[key] = value instanceof Error ? value.message : value;
   }
   if (severity !== "I") record["severity"] = severity === "W" ? "warning" : "error";
@@ -120,10 +118,6 @@ function formatText(severity: Severity, time: number, message: string, fields: L
     line += ` ${key}=${renderTextValue(value)}`;
   }
   return line;
-}
-
-function renderValue(value: unknown): unknown {
-  return value instanceof Error ? value.message : value;
 }
 
 function renderTextValue(value: unknown): string {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DriverConfigPatch } from "../../drivers/fake-csi-driver/config";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../../drivers/fake-csi-driver/launch";
-import type { AdminClient } from "../../cluster/admin-client";
+import { AdminApiError, type AdminClient } from "../../cluster/admin-client";
 import type { TestCluster } from "../../cluster/test-cluster";
 import { startAttacher, type AttacherProcess } from "./attacher-process";
 import { csiNode, paths } from "./objects";
@@ -57,7 +57,8 @@ export async function stopFakeDriverSetup(setup: FakeDriverSetup | undefined): P
 async function upsertCsiNodeDriver(admin: AdminClient, node: string, driverName: string, nodeId: string): Promise<void> {
   try {
     await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: nodeId }]));
-  } catch {
+  } catch (e: unknown) {
+    if (!(e instanceof AdminApiError && e.reason === "AlreadyExists")) throw e;
     await admin.patch(paths.csiNode(node), [{ op: "add", path: "/spec/drivers/-", value: { name: driverName, nodeID: nodeId, topologyKeys: null } }], "json");
   }
 }
