@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { formatGoDuration } from "./duration";
 import { FlagError } from "./errors";
-import { flagTable, type AnyFlag, type FlagDefinition } from "./flag-table";
+import { flags, type AnyFlag, type SomeFlag } from "./flag-table";
 import { parseArgv } from "./parse-argv";
 
 /**
@@ -10,10 +10,6 @@ import { parseArgv } from "./parse-argv";
  * output, so a flag added to the table is in Config and nowhere else.
  */
 export type Config = { readonly [Flag in AnyFlag as Flag["field"]]: v.InferOutput<Flag["schema"]> };
-
-// Every entry seen through its common shape, for the loops that treat them alike.
-type SomeFlag = FlagDefinition<string, unknown, unknown>;
-const flags: readonly SomeFlag[] = flagTable;
 
 interface FlagValue {
   readonly flag: SomeFlag;
@@ -28,7 +24,7 @@ interface FlagValue {
  */
 export function parseConfig(argv: readonly string[]): Config {
   const given = new Map<SomeFlag, { text: string; read: unknown }>();
-  for (const { flag, text } of parseArgv(argv) as readonly { flag: SomeFlag; text: string }[]) {
+  for (const { flag, text } of parseArgv(argv)) {
     const result = flag.kind.read(text, given.get(flag)?.read);
     if (!result.ok) throw FlagError.unreadable(flag.name, text, result.reason);
     given.set(flag, { text, read: result.value });
@@ -64,6 +60,9 @@ function isSet(value: unknown): boolean {
   return value !== "";
 }
 
+// client-go leaderelection.JitterFactor: retries are spread up to this factor of the retry period.
+const leaderElectionJitterFactor = 1.2;
+
 /** checkAcrossFlags rejects combinations each flag alone cannot see. */
 function checkAcrossFlags(config: Config): void {
   if (config.retryIntervalMaxMs < config.retryIntervalStartMs) {
@@ -72,6 +71,20 @@ function checkAcrossFlags(config: Config): void {
       formatGoDuration(config.retryIntervalMaxMs),
       `shorter than --retry-interval-start ${formatGoDuration(config.retryIntervalStartMs)}`,
     );
+  }
+  // client-go's leader elector refuses these timings when it starts (upstream then exits 1); say so before anything runs.
+  if (config.leaderElection) {
+    const { leaderElectionLeaseDurationMs: lease, leaderElectionRenewDeadlineMs: renew, leaderElectionRetryPeriodMs: retry } = config;
+    if (lease <= renew) {
+      throw FlagError.unacceptable("leader-election-lease-duration", formatGoDuration(lease), `must be longer than --leader-election-renew-deadline ${formatGoDuration(renew)}`);
+    }
+    if (renew <= leaderElectionJitterFactor * retry) {
+      throw FlagError.unacceptable(
+        "leader-election-renew-deadline",
+        formatGoDuration(renew),
+        `must be longer than ${leaderElectionJitterFactor} x --leader-election-retry-period ${formatGoDuration(retry)}`,
+      );
+    }
   }
   // component-base: per-file verbosity only exists in the text format.
   if (config.vmodule.length > 0 && config.loggingFormat !== "text") {

@@ -320,10 +320,16 @@ export const flagTable = [
   }),
 ] as const;
 
-/** AnyFlag is any entry of the table. */
+/** AnyFlag is any entry of the table with its precise types (what Config is derived from). */
 export type AnyFlag = (typeof flagTable)[number];
 
+/** SomeFlag is an entry seen through the shape all entries share, for code that treats them alike. */
+export type SomeFlag = FlagDefinition<string, unknown, unknown>;
+
+/** flags is the table for loops that read, validate or print every entry alike. */
+export const flags: readonly SomeFlag[] = flagTable;
+
 /** flagsByName finds a table entry by any of its spellings. */
-export const flagsByName: ReadonlyMap<string, AnyFlag> = new Map(
-  flagTable.flatMap((flag): [string, AnyFlag][] => [flag.name, ...(flag.aliases ?? [])].map((name) => [name, flag])),
+export const flagsByName: ReadonlyMap<string, SomeFlag> = new Map(
+  flags.flatMap((flag): [string, SomeFlag][] => [flag.name, ...(flag.aliases ?? [])].map((name) => [name, flag])),
 );

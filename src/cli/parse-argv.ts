@@ -1,9 +1,9 @@
 import { FlagError } from "./errors";
-import { flagsByName, type AnyFlag } from "./flag-table";
+import { flagsByName, type SomeFlag } from "./flag-table";
 
 /** FlagOccurrence is one flag as it appeared on the command line, its value still text. */
 export interface FlagOccurrence {
-  readonly flag: AnyFlag;
+  readonly flag: SomeFlag;
   readonly text: string;
 }
 

@@ -1,4 +1,4 @@
-import { flagTable, type FlagDefinition } from "./flag-table";
+import { flags } from "./flag-table";
 
 /**
  * usage renders --help from the flag table in the layout of Go's
@@ -7,7 +7,6 @@ import { flagTable, type FlagDefinition } from "./flag-table";
  * the zero value.
  */
 export function usage(program = "csi-attacher"): string {
-  const flags: readonly FlagDefinition<string, unknown, unknown>[] = flagTable;
   const lines = [`Usage of ${program}:`];
   for (const flag of [...flags].sort((a, b) => a.name.localeCompare(b.name))) {
     const { valueName, help } = unquoteUsage(flag.help, flag.kind.typeName);

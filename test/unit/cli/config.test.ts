@@ -235,9 +235,30 @@ describe("bad values", () => {
     [["--log-json-info-buffer-size=2Ki"], 'invalid value "2Ki" for flag --log-json-info-buffer-size: must be left at its default: the LoggingAlphaOptions feature is disabled', 1],
     [["--vmodule=a=1", "--logging-format=json"], 'invalid value "a=1" for flag --vmodule: only supported for text log format', 1],
     [["--retry-interval-start=10s", "--retry-interval-max=1s"], 'invalid value "1s" for flag --retry-interval-max: shorter than --retry-interval-start 10s', 1],
+    [
+      ["--leader-election", "--leader-election-lease-duration=10s"],
+      'invalid value "10s" for flag --leader-election-lease-duration: must be longer than --leader-election-renew-deadline 10s',
+      1,
+    ],
+    [
+      ["--leader-election", "--leader-election-retry-period=9s"],
+      'invalid value "10s" for flag --leader-election-renew-deadline: must be longer than 1.2 x --leader-election-retry-period 9s',
+      1,
+    ],
   ])("%p stops start-up with one line naming it", (argv, message, exitCode) => {
     expect(failure(argv)).toEqual({ message, exitCode });
     expect(message).not.toContain("\n");
+  });
+});
+
+describe("leader election timings", () => {
+  it("are only checked against each other when leader election is on, as client-go checks them when it starts", () => {
+    expect(parseConfig(["--leader-election-lease-duration=5s"]).leaderElectionLeaseDurationMs).toBe(5000);
+    expect(parseConfig(["--leader-election", "--leader-election-lease-duration=30s", "--leader-election-renew-deadline=20s", "--leader-election-retry-period=10s"])).toMatchObject({
+      leaderElectionLeaseDurationMs: 30_000,
+      leaderElectionRenewDeadlineMs: 20_000,
+      leaderElectionRetryPeriodMs: 10_000,
+    });
   });
 });
 
