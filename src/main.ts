@@ -1,5 +1,6 @@
-import { parseConfig, usage, type Config } from "./cli/config";
+import { parseConfig, type Config } from "./cli/config";
 import { FlagError } from "./cli/errors";
+import { usage } from "./cli/usage";
 import { version } from "./cli/version";
 import { AttachController } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
@@ -32,7 +33,7 @@ async function main(argv: readonly string[]): Promise<number> {
   } catch (e: unknown) {
     if (e instanceof FlagError) {
       process.stderr.write(`${e.message}\n`);
-      return 2;
+      return e.exitCode;
     }
     throw e;
   }
@@ -139,10 +140,14 @@ async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, c
   if (signal.aborted) return;
   log.info("Caches synced", { volumeAttachments: vas.size, persistentVolumes: pvs.size, csiNodes: csiNodes.size });
 
-  const resync = setInterval(() => {
-    vas.resync();
-    pvs.resync();
-  }, config.resyncMs);
+  // --resync=0 turns the periodic resync off, as it does for client-go's informers.
+  const resync =
+    config.resyncMs > 0
+      ? setInterval(() => {
+          vas.resync();
+          pvs.resync();
+        }, config.resyncMs)
+      : undefined;
   try {
     await controller.run(config.workerThreads, signal);
   } finally {

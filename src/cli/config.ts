@@ -1,121 +1,93 @@
 import * as v from "valibot";
-import { parseGoDuration, formatGoDuration } from "./duration";
+import { formatGoDuration } from "./duration";
 import { FlagError } from "./errors";
-import { flagTable, type FlagDefinition } from "./flag-table";
+import { flags, type AnyFlag, type SomeFlag } from "./flag-table";
 import { parseArgv } from "./parse-argv";
-import type { LogFormat } from "../log/logger";
 
-/** Config is the validated command line the rest of the attacher runs on. */
-export interface Config {
-  /** Path of the CSI driver's Unix socket (a `unix://` prefix removed). */
-  readonly csiAddress: string;
-  /** Kubeconfig path; empty means in-cluster configuration. */
-  readonly kubeconfig: string;
-  readonly resyncMs: number;
-  readonly timeoutMs: number;
-  readonly retryIntervalStartMs: number;
-  readonly retryIntervalMaxMs: number;
-  readonly workerThreads: number;
-  readonly defaultFsType: string;
-  readonly loggingFormat: LogFormat;
-  readonly verbosity: number;
-  readonly showVersion: boolean;
-  readonly showHelp: boolean;
+/**
+ * Config is the validated command line the rest of the attacher runs on: one
+ * read-only field per flag-table entry (`field`), typed by that entry's schema
+ * output, so a flag added to the table is in Config and nowhere else.
+ */
+export type Config = { readonly [Flag in AnyFlag as Flag["field"]]: v.InferOutput<Flag["schema"]> };
+
+interface FlagValue {
+  readonly flag: SomeFlag;
+  readonly value: unknown;
 }
 
-const positiveDuration = v.pipe(v.number(), v.minValue(1));
-
-// One schema per setting so that a failure is reported against its flag.
-const settingSchemas = {
-  "csi-address": v.pipe(v.string(), v.nonEmpty("must not be empty")),
-  kubeconfig: v.string(),
-  resync: positiveDuration,
-  timeout: positiveDuration,
-  "retry-interval-start": positiveDuration,
-  "retry-interval-max": positiveDuration,
-  "worker-threads": v.pipe(v.number(), v.integer(), v.minValue(1, "must be at least 1")),
-  "default-fstype": v.string(),
-  "logging-format": v.picklist(["text", "json"], 'accepted values are "text" and "json"'),
-  v: v.pipe(v.number(), v.integer(), v.minValue(0, "must be 0 or more")),
-  version: v.boolean(),
-  help: v.boolean(),
-} satisfies Record<string, v.GenericSchema>;
-
-type SettingName = keyof typeof settingSchemas;
-
-function convert(definition: FlagDefinition, raw: string): unknown {
-  switch (definition.kind) {
-    case "string":
-      return raw;
-    case "duration": {
-      const ms = parseGoDuration(raw);
-      if (ms === undefined) {
-        throw new FlagError(definition.name, `${JSON.stringify(raw)} is not a duration; use Go syntax such as 15s, 1m30s or 500ms`);
-      }
-      return ms;
-    }
-    case "int": {
-      if (!/^[+-]?\d+$/.test(raw)) throw new FlagError(definition.name, `${JSON.stringify(raw)} is not a whole number`);
-      return Number(raw);
-    }
-    case "bool": {
-      // Go's strconv.ParseBool spellings.
-      if (["1", "t", "T", "true", "TRUE", "True"].includes(raw)) return true;
-      if (["0", "f", "F", "false", "FALSE", "False"].includes(raw)) return false;
-      throw new FlagError(definition.name, `${JSON.stringify(raw)} is not a boolean; use true or false`);
-    }
-  }
-}
-
-function validated<N extends SettingName>(name: N, value: unknown, raw: string): v.InferOutput<(typeof settingSchemas)[N]> {
-  const result = v.safeParse(settingSchemas[name], value);
-  if (!result.success) {
-    const reason = result.issues[0]?.message ?? "invalid value";
-    const shown = typeof value === "number" && raw !== String(value) ? `${raw} (${formatGoDuration(value)})` : raw;
-    throw new FlagError(name, `${JSON.stringify(shown)}: ${reason}`);
-  }
-  return result.output as v.InferOutput<(typeof settingSchemas)[N]>;
-}
-
-/** parseConfig turns argv (without the program name) into a Config or throws a FlagError. */
+/**
+ * parseConfig turns argv (without the program name) into a Config or throws
+ * a FlagError: it reads each occurrence by its flag's kind, validates every
+ * flag (defaults too) with its schema, then checks what involves several
+ * flags.
+ */
 export function parseConfig(argv: readonly string[]): Config {
-  const given = parseArgv(argv);
-  const settings = new Map<string, unknown>();
-  for (const definition of flagTable) {
-    const raw = given.get(definition.name) ?? definition.defaultValue;
-    const name = definition.name as SettingName;
-    settings.set(name, validated(name, convert(definition, raw), raw));
+  const given = new Map<SomeFlag, { text: string; read: unknown }>();
+  for (const { flag, text } of parseArgv(argv)) {
+    const result = flag.kind.read(text, given.get(flag)?.read);
+    if (!result.ok) throw FlagError.unreadable(flag.name, text, result.reason);
+    given.set(flag, { text, read: result.value });
   }
-  const get = <N extends SettingName>(name: N) => settings.get(name) as v.InferOutput<(typeof settingSchemas)[N]>;
 
-  const retryIntervalStartMs = get("retry-interval-start");
-  const retryIntervalMaxMs = get("retry-interval-max");
-  if (retryIntervalMaxMs < retryIntervalStartMs) {
-    throw new FlagError("retry-interval-max", `${formatGoDuration(retryIntervalMaxMs)} is shorter than --retry-interval-start ${formatGoDuration(retryIntervalStartMs)}`);
+  const fields = new Map<string, FlagValue>();
+  for (const flag of flags) {
+    const occurrence = given.get(flag);
+    const text = occurrence?.text;
+    const result = v.safeParse(flag.schema, occurrence ? occurrence.read : flag.defaultValue);
+    if (!result.success) {
+      throw FlagError.unacceptable(flag.name, text ?? flag.kind.show(flag.defaultValue), result.issues[0]?.message ?? "invalid value");
+    }
+    // Flags sharing a field (a deprecated spelling and its successor): the one
+    // given a value sets it; both given one is an error, as upstream refuses to guess.
+    const earlier = fields.get(flag.field);
+    if (earlier === undefined) {
+      fields.set(flag.field, { flag, value: result.output });
+    } else if (isSet(earlier.value) && isSet(result.output)) {
+      throw FlagError.conflict(flag.name, String(result.output), earlier.flag.name, String(earlier.value));
+    } else if (isSet(result.output)) {
+      fields.set(flag.field, { flag, value: result.output });
+    }
   }
-  return {
-    // Upstream accepts both a path and a unix:// URL for the socket.
-    csiAddress: get("csi-address").replace(/^unix:\/\//, ""),
-    kubeconfig: get("kubeconfig"),
-    resyncMs: get("resync"),
-    timeoutMs: get("timeout"),
-    retryIntervalStartMs,
-    retryIntervalMaxMs,
-    workerThreads: get("worker-threads"),
-    defaultFsType: get("default-fstype"),
-    loggingFormat: get("logging-format"),
-    verbosity: get("v"),
-    showVersion: get("version"),
-    showHelp: get("help"),
-  };
+
+  const config = Object.fromEntries([...fields].map(([field, { value }]) => [field, value])) as Config;
+  checkAcrossFlags(config);
+  return config;
 }
 
-/** usage renders --help from the flag table. */
-export function usage(): string {
-  const lines = ["Usage of csi-attacher:"];
-  for (const flag of flagTable) {
-    const shownDefault = flag.defaultValue === "" || flag.kind === "bool" ? "" : ` (default ${flag.defaultValue})`;
-    lines.push(`  --${flag.name} ${flag.kind === "bool" ? "" : flag.kind}`.trimEnd(), `\t${flag.help}${shownDefault}`);
+/** isSet tells a shared field's value from its empty default (only string fields are shared). */
+function isSet(value: unknown): boolean {
+  return value !== "";
+}
+
+// client-go leaderelection.JitterFactor: retries are spread up to this factor of the retry period.
+const leaderElectionJitterFactor = 1.2;
+
+/** checkAcrossFlags rejects combinations each flag alone cannot see. */
+function checkAcrossFlags(config: Config): void {
+  if (config.retryIntervalMaxMs < config.retryIntervalStartMs) {
+    throw FlagError.unacceptable(
+      "retry-interval-max",
+      formatGoDuration(config.retryIntervalMaxMs),
+      `shorter than --retry-interval-start ${formatGoDuration(config.retryIntervalStartMs)}`,
+    );
   }
-  return lines.join("\n");
+  // client-go's leader elector refuses these timings when it starts (upstream then exits 1); say so before anything runs.
+  if (config.leaderElection) {
+    const { leaderElectionLeaseDurationMs: lease, leaderElectionRenewDeadlineMs: renew, leaderElectionRetryPeriodMs: retry } = config;
+    if (lease <= renew) {
+      throw FlagError.unacceptable("leader-election-lease-duration", formatGoDuration(lease), `must be longer than --leader-election-renew-deadline ${formatGoDuration(renew)}`);
+    }
+    if (renew <= leaderElectionJitterFactor * retry) {
+      throw FlagError.unacceptable(
+        "leader-election-renew-deadline",
+        formatGoDuration(renew),
+        `must be longer than ${leaderElectionJitterFactor} x --leader-election-retry-period ${formatGoDuration(retry)}`,
+      );
+    }
+  }
+  // component-base: per-file verbosity only exists in the text format.
+  if (config.vmodule.length > 0 && config.loggingFormat !== "text") {
+    throw FlagError.unacceptable("vmodule", config.vmodule.map((item) => `${item.pattern}=${item.verbosity}`).join(","), "only supported for text log format");
+  }
 }

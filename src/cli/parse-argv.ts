@@ -1,35 +1,49 @@
 import { FlagError } from "./errors";
-import { flagsByName } from "./flag-table";
+import { flagsByName, type SomeFlag } from "./flag-table";
+
+/** FlagOccurrence is one flag as it appeared on the command line, its value still text. */
+export interface FlagOccurrence {
+  readonly flag: SomeFlag;
+  readonly text: string;
+}
 
 /**
- * parseArgv splits a command line into raw flag values the way Go's pflag
- * does for the forms operators use: `--flag=value`, `--flag value`,
- * `-flag=value`, `-v 5`, and a bare boolean `--flag` meaning true (a boolean
- * never swallows the next argument, as in Go). Unknown flags and positional
- * arguments are errors, like upstream's flag.Parse exiting with usage.
+ * parseArgv splits a command line the way Go's flag package does, because
+ * upstream's Deployments were written for it: `-flag` and `--flag` alike,
+ * `--flag=value` or `--flag value`; a boolean is true when bare, takes a
+ * value only after `=`, and never swallows the next argument; any other flag
+ * takes the next argument whatever it looks like. Unlike Go, an argument that
+ * is not a flag is an error instead of silently ending the flags (everything
+ * after it would be ignored), and so is anything after `--`.
  */
-export function parseArgv(argv: readonly string[]): Map<string, string> {
-  const values = new Map<string, string>();
+export function parseArgv(argv: readonly string[]): FlagOccurrence[] {
+  const occurrences: FlagOccurrence[] = [];
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] ?? "";
-    if (!argument.startsWith("-") || argument === "-" || argument === "--") {
-      throw new FlagError(argument, `unexpected argument ${JSON.stringify(argument)}; every setting is a --flag`);
+    if (!argument.startsWith("-") || argument === "-") {
+      throw FlagError.strayArgument(argument);
     }
-    const body = argument.replace(/^--?/, "");
+    if (argument === "--") {
+      const rest = argv[index + 1];
+      if (rest !== undefined) throw FlagError.strayArgument(rest);
+      break;
+    }
+    const body = argument.startsWith("--") ? argument.slice(2) : argument.slice(1);
+    if (body === "" || body.startsWith("-") || body.startsWith("=")) throw FlagError.badSyntax(argument);
     const equals = body.indexOf("=");
     const name = equals === -1 ? body : body.slice(0, equals);
-    const definition = flagsByName.get(name);
-    if (!definition) throw new FlagError(name, "unknown flag");
+    const flag = flagsByName.get(name);
+    if (!flag) throw FlagError.unknownFlag(name);
     if (equals !== -1) {
-      values.set(name, body.slice(equals + 1));
-    } else if (definition.kind === "bool") {
-      values.set(name, "true");
+      occurrences.push({ flag, text: body.slice(equals + 1) });
+    } else if (flag.kind.isBool) {
+      occurrences.push({ flag, text: "true" });
     } else {
       const next = argv[index + 1];
-      if (next === undefined) throw new FlagError(name, "flag needs an argument");
-      values.set(name, next);
+      if (next === undefined) throw FlagError.missingArgument(name);
+      occurrences.push({ flag, text: next });
       index++;
     }
   }
-  return values;
+  return occurrences;
 }

@@ -29,8 +29,8 @@ describe("start-up", () => {
   it("stops with one line naming the flag, the value and what is accepted when a flag is bad", async () => {
     const run = Bun.spawnSync([attacherBinary, "--worker-threads=0", "--csi-address=/nonexistent"]);
     expect({ code: run.exitCode, stderr: run.stderr.toString(), stdout: run.stdout.toString() }).toEqual({
-      code: 2,
-      stderr: 'invalid flag --worker-threads: "0": must be at least 1\n',
+      code: 1,
+      stderr: 'invalid value "0" for flag --worker-threads: must be greater than zero\n',
       stdout: "",
     });
   });

@@ -1,0 +1,27 @@
+import { flags } from "./flag-table";
+
+/**
+ * usage renders --help from the flag table in the layout of Go's
+ * flag.PrintDefaults, which upstream prints: flags sorted by name, a
+ * back-quoted word in the help naming the value, the default when it is not
+ * the zero value.
+ */
+export function usage(program = "csi-attacher"): string {
+  const lines = [`Usage of ${program}:`];
+  for (const flag of [...flags].sort((a, b) => a.name.localeCompare(b.name))) {
+    const { valueName, help } = unquoteUsage(flag.help, flag.kind.typeName);
+    const head = `  -${flag.name}${valueName === "" ? "" : ` ${valueName}`}`;
+    const shownDefault = flag.kind.show(flag.defaultValue);
+    const body = `${help.replaceAll("\n", "\n    \t")}${shownDefault === "" ? "" : ` (default ${shownDefault})`}`;
+    // Go puts the help of a short flag with no value name on the same line.
+    lines.push(head.length <= 4 ? `${head}\t${body}` : `${head}\n    \t${body}`);
+  }
+  return lines.join("\n");
+}
+
+/** unquoteUsage takes the first `back-quoted` word of a help text as the value's name, as Go's flag.UnquoteUsage does. */
+function unquoteUsage(help: string, typeName: string): { valueName: string; help: string } {
+  const match = /`([^`]*)`/.exec(help);
+  if (!match) return { valueName: typeName, help };
+  return { valueName: match[1] ?? "", help: help.replace(match[0], match[1] ?? "") };
+}
