@@ -17,6 +17,12 @@ export interface VolumeAttachmentWriterOptions {
   readonly driverName: string;
   /** Wall clock for error timestamps. Default: () => new Date(). */
   readonly now?: () => Date;
+  /**
+   * Record the gRPC code of a failed attach in `attachError.errorCode`.
+   * Upstream does so only with its MutableCSINodeAllocatableCount feature
+   * gate on; the spec asks for it always. Default: true.
+   */
+  readonly attachErrorCodes?: boolean;
 }
 
 type Status = NonNullable<VolumeAttachment["status"]>;
@@ -37,11 +43,13 @@ export class VolumeAttachmentWriter {
   readonly finalizer: string;
   private readonly api: VolumeAttachmentPatcher;
   private readonly now: () => Date;
+  private readonly attachErrorCodes: boolean;
 
   constructor(options: VolumeAttachmentWriterOptions) {
     this.api = options.api;
     this.finalizer = finalizerName(options.driverName);
     this.now = options.now ?? (() => new Date());
+    this.attachErrorCodes = options.attachErrorCodes ?? true;
   }
 
   /** hasFinalizer: the object (a VA, or a PV) carries our finalizer; on a VA, a detach may still be owed. */
@@ -129,7 +137,7 @@ export class VolumeAttachmentWriter {
 
   /** saveAttachError records why an attach failed in `status.attachError`, with the gRPC code when there is one. */
   async saveAttachError(va: VolumeAttachment, error: unknown): Promise<VolumeAttachment> {
-    const next: Status = { ...(va.status ?? { attached: false }), attachError: this.volumeError(error, true) };
+    const next: Status = { ...(va.status ?? { attached: false }), attachError: this.volumeError(error, this.attachErrorCodes) };
     return this.api.patchVolumeAttachment(va.metadata.name, statusPatch(va, next), "status");
   }
 
