@@ -158,6 +158,19 @@ describe("attach", () => {
       },
     ]);
   });
+  it("refuses a VA naming both a PV and an inline spec, or neither, in upstream's words", async () => {
+    const both = { ...vaJson("both"), spec: { attacher: driverName, nodeName: "node1", source: { persistentVolumeName: "pv1", inlineVolumeSpec: { csi: { driver: driverName, volumeHandle: "h" } } } } };
+    const neither = { ...vaJson("neither"), spec: { attacher: driverName, nodeName: "node1", source: {} } };
+    const ground = createHandlerGround({ vas: [both, neither], pvs: [pvJson("pv1")], csiNodes: [csiNode1] });
+    const errors = await Promise.all(["both", "neither"].map((name) => ground.handler.syncVolumeAttachment(ground.va(name)).catch((e: unknown) => String(e))));
+    expect({ errors, writes: ground.calls.map((call) => ("api" in call ? call.api : call.csi)) }).toEqual({
+      errors: [
+        "Error: both InlineCSIVolumeSource and PersistentVolumeName specified in VA source",
+        "Error: neither InlineCSIVolumeSource nor PersistentVolumeName specified in VA source",
+      ],
+      writes: ["patchVolumeAttachment", "patchVolumeAttachment"],
+    });
+  });
 });
 
 describe("detach", () => {
