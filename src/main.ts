@@ -4,8 +4,10 @@ import { usage } from "./cli/usage";
 import { version } from "./cli/version";
 import { AttachController } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
+import { ForcedSyncs } from "./controller/forced-syncs";
 import type { Handler } from "./controller/handler";
 import { TrivialHandler } from "./controller/trivial-handler";
+import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
 import { startDriver, type DriverInfo } from "./csi/driver-startup";
 import { createDriverTransport } from "./csi/transport";
@@ -99,6 +101,9 @@ async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, c
   ];
 
   const api = new AttacherApi(client, vas, pvs);
+  const writer = new VolumeAttachmentWriter({ api, driverName: driver.name });
+  // Shared with the reconciler, which marks VAs whose status disagrees with the driver.
+  const forcedSyncs = new ForcedSyncs();
   const { capabilities } = driver;
   log.v(2).info("CSI driver capabilities", { driver: driver.name, ...capabilities });
   let handler: Handler;
@@ -108,9 +113,11 @@ async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, c
       driverName: driver.name,
       csi,
       api,
+      writer,
       pvs,
       vas,
       csiNodes,
+      forcedSyncs,
       log,
       timeoutMs: config.timeoutMs,
       supportsPublishReadonly: capabilities.publishReadonly,
@@ -119,7 +126,7 @@ async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, c
     });
   } else {
     log.v(2).info("CSI driver does not support ControllerPublishUnpublish, using trivial handler", { driver: driver.name });
-    handler = new TrivialHandler(api, log);
+    handler = new TrivialHandler(writer, log);
   }
 
   const rateLimiter = () => new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs });

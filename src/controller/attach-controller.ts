@@ -4,7 +4,6 @@ import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import type { WorkQueue } from "../queue/work-queue";
-import { finalizerName } from "./driver-names";
 import type { Handler } from "./handler";
 
 export interface AttachControllerOptions {
@@ -24,28 +23,28 @@ export interface AttachControllerOptions {
  * workers that hand each name to the handler, as upstream's
  * CSIAttachController: success forgets the name's failures, an error re-adds
  * it with back-off, and a name is never processed by two workers at once.
+ * It only routes, as sample-controller's enqueueFoo does: whether a PV
+ * needs a sync is the handler's rule.
  */
 export class AttachController {
-  private readonly finalizer: string;
-
   constructor(private readonly options: AttachControllerOptions) {
-    this.finalizer = finalizerName(options.driverName);
-    options.vas.addHandlers({
-      onAdd: (va) => options.vaQueue.add(va.metadata.name),
+    const { vas, pvs, vaQueue, pvQueue, handler, log } = options;
+    vas.addHandlers({
+      onAdd: (va) => vaQueue.add(va.metadata.name),
       onUpdate: (oldVa, newVa) => {
-        if (shouldEnqueueVaChange(oldVa, newVa)) options.vaQueue.add(newVa.metadata.name);
-        else options.log.v(3).info("Ignoring VolumeAttachment change", { va: newVa.metadata.name });
+        if (shouldEnqueueVaChange(oldVa, newVa)) vaQueue.add(newVa.metadata.name);
+        else log.v(3).info("Ignoring VolumeAttachment change", { va: newVa.metadata.name });
       },
       // A deleted VA may have been the last user of its PV.
       onDelete: (va) => {
         const pvName = va.spec.source.persistentVolumeName;
-        if (pvName) options.pvQueue.add(pvName);
+        if (pvName) pvQueue.add(pvName);
       },
     });
     const onPv = (pv: PersistentVolume) => {
-      if (this.pvNeedsSync(pv)) options.pvQueue.add(pv.metadata.name);
+      if (handler.pvNeedsSync(pv)) pvQueue.add(pv.metadata.name);
     };
-    options.pvs.addHandlers({ onAdd: onPv, onUpdate: (_old, pv) => onPv(pv) });
+    pvs.addHandlers({ onAdd: onPv, onUpdate: (_old, pv) => onPv(pv) });
   }
 
   /**
@@ -113,12 +112,6 @@ export class AttachController {
       // Gone between the cache read and the patch: nothing left to release.
       if (!isNotFound(e)) throw e;
     }
-  }
-
-  /** pvNeedsSync: only PVs with our finalizer that are being deleted can need the finalizer removed. */
-  private pvNeedsSync(pv: PersistentVolume): boolean {
-    if (!pv.metadata.finalizers?.includes(this.finalizer)) return false;
-    return Boolean(pv.metadata.deletionTimestamp);
   }
 }
 

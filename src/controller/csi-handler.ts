@@ -1,27 +1,37 @@
-import type { CsiClient } from "../csi/csi-client";
+import type { CsiClient, PublishRequest, UnpublishRequest } from "../csi/csi-client";
 import type { AttacherApi } from "../kube/attacher-api";
 import { addFinalizerPatch, removeFinalizerPatch } from "../kube/finalizer-patches";
-import { createMergePatch } from "../kube/merge-patch";
 import type { CsiNode } from "../kube/objects/csi-node";
 import type { CsiPersistentVolumeSource, PersistentVolume, PersistentVolumeSpec } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import { errorMessage } from "../util/error-message";
-import { finalizerName, nodeIdAnnotation } from "./driver-names";
+import { migratedToAnnotation } from "./driver-names";
+import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
+import { inTreeDriverOf } from "./migration/in-tree-driver";
 import { nodeIdFor } from "./node-id";
-import { volumeCapabilityOf } from "./publish-request";
-import { markAsAttached, markAsDetached, saveAttachError, saveDetachError } from "./va-status";
+import type { VolumeAttachmentWriter } from "./va-writer";
+import { volumeCapabilityOf } from "./volume-capability";
+import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
 import { cachedPersistentVolume, csiSourceOf, volumeSourceOf } from "./volume-source";
+
+/** The PV writes and the Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
+export type CsiHandlerApi = Pick<AttacherApi, "patchPersistentVolume" | "secretData">;
 
 export interface CsiHandlerOptions {
   readonly driverName: string;
   readonly csi: CsiClient;
-  readonly api: AttacherApi;
+  /** PV finalizer patches and Secrets. */
+  readonly api: CsiHandlerApi;
+  /** Every VA write. */
+  readonly writer: VolumeAttachmentWriter;
   readonly pvs: Store<PersistentVolume>;
   readonly vas: Store<VolumeAttachment>;
   readonly csiNodes: Store<CsiNode>;
+  /** VA names the reconciler wants synced even though their status says there is nothing to do. */
+  readonly forcedSyncs: ForcedSyncs;
   readonly log: Logger;
   /** --timeout: deadline of each ControllerPublish/Unpublish, in ms. */
   readonly timeoutMs: number;
@@ -30,158 +40,176 @@ export interface CsiHandlerOptions {
   readonly supportsSingleNodeMultiWriter: boolean;
   /** --default-fstype. */
   readonly defaultFsType: string;
-  /** Wall clock for error timestamps. Default: () => new Date(). */
-  readonly now?: () => Date;
+}
+
+/** Where a sync found the volume: the PV spec (or inline spec) and its CSI source. */
+interface ResolvedSource {
+  readonly spec: PersistentVolumeSpec;
+  readonly csi: CsiPersistentVolumeSource;
 }
 
 /**
  * CsiHandler attaches and detaches VAs through the driver's
- * ControllerPublishVolume/ControllerUnpublishVolume, keeping the finalizers,
- * annotation and status the way upstream's csi_handler does.
+ * ControllerPublishVolume/ControllerUnpublishVolume, and owns the PV rules:
+ * which PV events need a sync, and when our PV finalizer may go. All VA
+ * writes go through the VolumeAttachmentWriter.
  */
 export class CsiHandler implements Handler {
-  private readonly finalizer: string;
-  private readonly now: () => Date;
+  private readonly writer: VolumeAttachmentWriter;
+  private readonly vasByPv: VolumeAttachmentsByPv;
+
   constructor(private readonly options: CsiHandlerOptions) {
-    this.finalizer = finalizerName(options.driverName);
-    this.now = options.now ?? (() => new Date());
+    this.writer = options.writer;
+    this.vasByPv = new VolumeAttachmentsByPv(options.vas);
   }
 
   async syncVolumeAttachment(va: VolumeAttachment): Promise<void> {
-    if (va.metadata.deletionTimestamp) await this.syncDetach(va);
-    else await this.syncAttach(va);
+    // Taken first on every sync, as upstream consumes it: a forced sync is
+    // one sync, whatever that sync then decides.
+    const forced = this.options.forcedSyncs.take(va.metadata.name);
+    if (va.metadata.deletionTimestamp) await this.syncDetach(va, forced);
+    else await this.syncAttach(va, forced);
   }
 
-  private async syncAttach(va: VolumeAttachment): Promise<void> {
+  private async syncAttach(va: VolumeAttachment, forced: boolean): Promise<void> {
     const log = this.options.log.with({ va: va.metadata.name });
-    if (va.status?.attached) {
+    if (va.status?.attached && !forced) {
       log.v(4).info("VolumeAttachment is already attached");
       return;
     }
-    log.v(2).info("Attaching");
-    // The newest VA the server returned; the status patches are computed
-    // against it, as upstream's are against csiAttach's returned VA.
-    let latest = va;
+    log.v(2).info("Attaching", forced ? { forced } : {});
+    // The newest VA the server returned: every write is computed against it.
+    let current = va;
     let publishContext: Record<string, string>;
     try {
-      publishContext = await this.attach(va, (saved) => {
-        latest = saved;
-      });
+      // Everything that can fail without side effects on the VA is checked
+      // before its finalizer goes on: a finalizer on a VA that can never
+      // attach would only block its deletion.
+      const source = await this.attachSourceOf(current);
+      const request = await this.publishRequestFor(current, source);
+      current = await this.writer.ensureFinalizerAndNodeId(current, request.nodeId);
+      publishContext = await this.options.csi.controllerPublish(request, this.options.timeoutMs);
     } catch (e: unknown) {
-      await this.saveError(() => saveAttachError(this.options.api, latest, e, this.now()), log);
+      await this.saveError(() => this.writer.saveAttachError(current, e), log);
       throw e;
     }
     log.v(2).info("Attached");
-    await markAsAttached(this.options.api, latest, publishContext);
+    await this.writer.markAttached(current, publishContext);
   }
 
-  private async attach(va: VolumeAttachment, onSaved: (saved: VolumeAttachment) => void): Promise<Record<string, string>> {
-    const { options } = this;
-    // Everything that can fail without side effects is checked before the
-    // VA finalizer goes on: a finalizer on a VA that can never attach would
-    // only block its deletion.
-    let spec: PersistentVolumeSpec;
-    const source = volumeSourceOf(va);
-    if (source.kind === "pv") {
-      let pv = cachedPersistentVolume(options.pvs, source.pvName);
-      if (pv.metadata.deletionTimestamp) throw new Error(`PersistentVolume ${JSON.stringify(pv.metadata.name)} is marked for deletion`);
-      pv = await this.addPvFinalizer(pv);
-      spec = pv.spec;
-    } else {
-      spec = source.spec;
+  private async syncDetach(va: VolumeAttachment, forced: boolean): Promise<void> {
+    const log = this.options.log.with({ va: va.metadata.name });
+    if (!this.writer.hasFinalizer(va) && !forced) {
+      log.v(4).info("VolumeAttachment is already detached");
+      return;
     }
-    const csi = csiSourceOf(spec);
+    log.v(2).info("Detaching", forced ? { forced } : {});
+    try {
+      const request = await this.unpublishRequestFor(va, this.detachSourceOf(va));
+      await this.options.csi.controllerUnpublish(request, this.options.timeoutMs);
+      log.v(2).info("Detached");
+      await this.markDetached(va);
+    } catch (e: unknown) {
+      await this.saveError(() => this.writer.saveDetachError(va, e), log);
+      throw e;
+    }
+  }
+
+  /**
+   * attachSourceOf resolves the VA's volume for an attach. A PV being deleted
+   * is refused; otherwise the PV gets our finalizer before anything is
+   * published, so it cannot go while attached.
+   */
+  private async attachSourceOf(va: VolumeAttachment): Promise<ResolvedSource> {
+    const ref = volumeSourceOf(va);
+    if (ref.kind === "inline") return { spec: ref.spec, csi: csiSourceOf(ref.spec) };
+    let pv = cachedPersistentVolume(this.options.pvs, ref.pvName);
+    if (pv.metadata.deletionTimestamp) throw new Error(`PersistentVolume ${JSON.stringify(pv.metadata.name)} is marked for deletion`);
+    pv = await this.addPvFinalizer(pv);
+    return { spec: pv.spec, csi: csiSourceOf(pv.spec) };
+  }
+
+  /** detachSourceOf resolves the VA's volume for a detach: the PV is only read, never written. */
+  private detachSourceOf(va: VolumeAttachment): ResolvedSource {
+    const ref = volumeSourceOf(va);
+    const spec = ref.kind === "inline" ? ref.spec : cachedPersistentVolume(this.options.pvs, ref.pvName).spec;
+    return { spec, csi: csiSourceOf(spec) };
+  }
+
+  private async publishRequestFor(va: VolumeAttachment, { spec, csi }: ResolvedSource): Promise<PublishRequest & { nodeId: string }> {
+    const { options } = this;
     const volumeCapability = volumeCapabilityOf(spec, csi, {
       singleNodeMultiWriter: options.supportsSingleNodeMultiWriter,
       defaultFsType: options.defaultFsType,
     });
     const secrets = await this.publishSecrets(csi);
+    // Attach never falls back to the VA's annotation: publishing to a node
+    // the driver did not register is wrong.
     const nodeId = nodeIdFor(options.csiNodes, options.driverName, va.spec.nodeName);
-
-    onSaved(await this.addVaFinalizerAndNodeId(va, nodeId));
-    return options.csi.controllerPublish(
-      {
-        volumeId: csi.volumeHandle,
-        nodeId,
-        volumeCapability,
-        readonly: options.supportsPublishReadonly ? csi.readOnly : false,
-        secrets,
-        volumeContext: csi.volumeAttributes ?? {},
-      },
-      options.timeoutMs,
-    );
+    return {
+      volumeId: csi.volumeHandle,
+      nodeId,
+      volumeCapability,
+      // "CO MUST set this field to false if SP does not have the PUBLISH_READONLY controller capability."
+      readonly: options.supportsPublishReadonly ? csi.readOnly : false,
+      secrets,
+      volumeContext: csi.volumeAttributes ?? {},
+    };
   }
 
-  private async syncDetach(va: VolumeAttachment): Promise<void> {
-    const { options } = this;
-    const log = options.log.with({ va: va.metadata.name });
-    const hasFinalizer = va.metadata.finalizers?.includes(this.finalizer) ?? false;
-    if (!hasFinalizer) {
-      log.v(4).info("VolumeAttachment is already detached");
-      return;
-    }
-    log.v(2).info("Detaching");
+  private async unpublishRequestFor(va: VolumeAttachment, { csi }: ResolvedSource): Promise<UnpublishRequest> {
+    const secrets = await this.publishSecrets(csi);
+    const nodeId = nodeIdFor(this.options.csiNodes, this.options.driverName, va.spec.nodeName, va);
+    return { volumeId: csi.volumeHandle, nodeId, secrets };
+  }
+
+  private async markDetached(va: VolumeAttachment): Promise<void> {
     try {
-      const source = volumeSourceOf(va);
-      const spec = source.kind === "pv" ? cachedPersistentVolume(options.pvs, source.pvName).spec : source.spec;
-      const csi = csiSourceOf(spec);
-      const secrets = await this.publishSecrets(csi);
-      const nodeId = nodeIdFor(options.csiNodes, options.driverName, va.spec.nodeName, va);
-      await options.csi.controllerUnpublish({ volumeId: csi.volumeHandle, nodeId, secrets }, options.timeoutMs);
-      log.v(2).info("Detached");
+      await this.writer.markDetached(va);
     } catch (e: unknown) {
-      await this.saveError(() => saveDetachError(options.api, va, e, this.now()), log);
-      throw e;
+      throw new Error(`could not mark as detached: ${errorMessage(e)}`, { cause: e });
     }
-    await markAsDetached(options.api, va, this.finalizer);
+  }
+
+  /**
+   * pvNeedsSync: only a PV with our finalizer can need it removed, and only
+   * when it is being deleted or when CSI migration was rolled back (an
+   * in-tree PV whose `pv.kubernetes.io/migrated-to` does not name us, so
+   * kube-controller-manager attaches it again and our finalizer must go).
+   */
+  pvNeedsSync(pv: PersistentVolume): boolean {
+    if (!this.writer.hasFinalizer(pv)) return false;
+    if (pv.metadata.deletionTimestamp) return true;
+    return this.migrationRolledBack(pv);
   }
 
   async syncPersistentVolume(pv: PersistentVolume): Promise<void> {
     const log = this.options.log.with({ pv: pv.metadata.name });
-    // A live PV keeps its finalizer; the migrated-PV hand-back comes with CSI migration.
-    if (!pv.metadata.deletionTimestamp) return;
-    if (!pv.metadata.finalizers?.includes(this.finalizer)) return;
-    for (const va of this.options.vas.list()) {
-      if (va.spec.source.persistentVolumeName === pv.metadata.name) {
-        log.v(4).info("PersistentVolume still used by a VolumeAttachment", { va: va.metadata.name });
-        return;
-      }
+    if (!this.pvNeedsSync(pv)) return;
+    const [user] = this.vasByPv.vasUsing(pv.metadata.name);
+    if (user !== undefined) {
+      log.v(4).info("PersistentVolume still used by a VolumeAttachment", { va: user });
+      return;
     }
-    const patch = removeFinalizerPatch(pv.metadata.finalizers, this.finalizer);
+    const patch = removeFinalizerPatch(pv.metadata.finalizers, this.writer.finalizer);
     if (!patch) return;
     await this.options.api.patchPersistentVolume(pv.metadata.name, patch);
     log.v(2).info("Removed finalizer from PersistentVolume");
   }
 
-  private async addPvFinalizer(pv: PersistentVolume): Promise<PersistentVolume> {
-    if (pv.metadata.finalizers?.includes(this.finalizer)) return pv;
-    try {
-      return await this.options.api.patchPersistentVolume(pv.metadata.name, addFinalizerPatch(pv.metadata.finalizers, this.finalizer));
-    } catch (e: unknown) {
-      throw new Error(`could not add PersistentVolume finalizer: ${errorMessage(e)}`, { cause: e });
-    }
+  // Upstream asks csi-translation-lib whether the PV is migratable at all,
+  // not whether it migrates to this driver; the same here.
+  private migrationRolledBack(pv: PersistentVolume): boolean {
+    if (inTreeDriverOf(pv.spec) === undefined) return false;
+    return pv.metadata.annotations?.[migratedToAnnotation] !== this.options.driverName;
   }
 
-  private async addVaFinalizerAndNodeId(va: VolumeAttachment, nodeId: string): Promise<VolumeAttachment> {
-    const finalizers = va.metadata.finalizers ?? [];
-    const annotations = va.metadata.annotations ?? {};
-    const wantsFinalizer = !finalizers.includes(this.finalizer);
-    const wantsNodeId = annotations[nodeIdAnnotation] !== nodeId;
-    if (!wantsFinalizer && !wantsNodeId) return va;
-    // One merge patch for both, computed as the difference, as upstream.
-    const patch = createMergePatch(
-      { metadata: { finalizers: va.metadata.finalizers ?? undefined, annotations: va.metadata.annotations ?? undefined } },
-      {
-        metadata: {
-          finalizers: wantsFinalizer ? [...finalizers, this.finalizer] : va.metadata.finalizers ?? undefined,
-          annotations: { ...annotations, [nodeIdAnnotation]: nodeId },
-        },
-      },
-    );
+  private async addPvFinalizer(pv: PersistentVolume): Promise<PersistentVolume> {
+    if (this.writer.hasFinalizer(pv)) return pv;
     try {
-      return await this.options.api.patchVolumeAttachment(va.metadata.name, patch);
+      return await this.options.api.patchPersistentVolume(pv.metadata.name, addFinalizerPatch(pv.metadata.finalizers, this.writer.finalizer));
     } catch (e: unknown) {
-      throw new Error(`could not save VolumeAttachment: ${errorMessage(e)}`, { cause: e });
+      throw new Error(`could not add PersistentVolume finalizer: ${errorMessage(e)}`, { cause: e });
     }
   }
 
@@ -196,7 +224,7 @@ export class CsiHandler implements Handler {
     }
   }
 
-  private async saveError(save: () => Promise<void>, log: Logger): Promise<void> {
+  private async saveError(save: () => Promise<unknown>, log: Logger): Promise<void> {
     try {
       await save();
     } catch (e: unknown) {

@@ -2,12 +2,15 @@ import type { PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 
 /**
- * Handler is what the AttachController calls for each dequeued object. The
+ * Handler is what the AttachController calls: for each dequeued object a
+ * sync, and for each PV event the question whether that PV needs one. The
  * CSI handler attaches through the driver; the trivial handler serves drivers
  * without ControllerPublish. A sync resolves on success and throws to be
- * retried with back-off.
+ * retried with back-off. The rules live here; the controller only routes.
  */
 export interface Handler {
   syncVolumeAttachment(va: VolumeAttachment): Promise<void>;
+  /** pvNeedsSync answers, for a PV event, whether the PV should go on the PV queue. */
+  pvNeedsSync(pv: PersistentVolume): boolean;
   syncPersistentVolume(pv: PersistentVolume): Promise<void>;
 }

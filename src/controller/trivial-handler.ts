@@ -1,9 +1,8 @@
-import type { AttacherApi } from "../kube/attacher-api";
 import type { PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Logger } from "../log/logger";
 import type { Handler } from "./handler";
-import { markAsAttached } from "./va-status";
+import type { VolumeAttachmentWriter } from "./va-writer";
 
 /**
  * TrivialHandler serves drivers that have no ControllerPublishVolume: there is
@@ -12,17 +11,20 @@ import { markAsAttached } from "./va-status";
  */
 export class TrivialHandler implements Handler {
   constructor(
-    private readonly api: AttacherApi,
+    private readonly writer: VolumeAttachmentWriter,
     private readonly log: Logger,
   ) {}
 
   async syncVolumeAttachment(va: VolumeAttachment): Promise<void> {
     if (va.status?.attached) return;
-    await markAsAttached(this.api, va, {});
+    await this.writer.markAttached(va, {});
     this.log.v(2).info("Marked VolumeAttachment as attached", { va: va.metadata.name });
   }
 
-  async syncPersistentVolume(_pv: PersistentVolume): Promise<void> {
-    // No finalizers are ever added, so there is none to remove.
+  /** No finalizers are ever added, so no PV ever needs one removed. */
+  pvNeedsSync(_pv: PersistentVolume): boolean {
+    return false;
   }
+
+  async syncPersistentVolume(_pv: PersistentVolume): Promise<void> {}
 }

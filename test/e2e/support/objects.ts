@@ -18,6 +18,7 @@ export interface PersistentVolumeOptions {
   readonly volumeHandle: string;
   readonly accessModes?: readonly string[];
   readonly fsType?: string;
+  readonly readOnly?: boolean;
   readonly volumeMode?: "Filesystem" | "Block";
   readonly mountOptions?: readonly string[];
   readonly volumeAttributes?: Record<string, string>;
@@ -39,6 +40,7 @@ export function persistentVolume(name: string, options: PersistentVolumeOptions)
         driver: options.driver,
         volumeHandle: options.volumeHandle,
         ...(options.fsType ? { fsType: options.fsType } : {}),
+        ...(options.readOnly ? { readOnly: options.readOnly } : {}),
         ...(options.volumeAttributes ? { volumeAttributes: options.volumeAttributes } : {}),
         ...(options.controllerPublishSecretRef ? { controllerPublishSecretRef: options.controllerPublishSecretRef } : {}),
       },

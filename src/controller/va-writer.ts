@@ -1,0 +1,161 @@
+import { grpcCode } from "../csi/errors";
+import type { AttacherApi } from "../kube/attacher-api";
+import { isNotFound } from "../kube/errors";
+import { createMergePatch, isEmptyPatch, type JsonObject } from "../kube/merge-patch";
+import type { KubeObject } from "../kube/objects/object-meta";
+import type { VolumeAttachment } from "../kube/objects/volume-attachment";
+import { errorMessage } from "../util/error-message";
+import { finalizerName, nodeIdAnnotation } from "./driver-names";
+
+/** The one API call the writer makes; AttacherApi in production, a recording fake in unit tests. */
+export type VolumeAttachmentPatcher = Pick<AttacherApi, "patchVolumeAttachment">;
+
+export interface VolumeAttachmentWriterOptions {
+  /** Sends the patches (and puts the server's answer into the VA cache). */
+  readonly api: VolumeAttachmentPatcher;
+  /** The CSI driver's name; the VA finalizer is derived from it. */
+  readonly driverName: string;
+  /** Wall clock for error timestamps. Default: () => new Date(). */
+  readonly now?: () => Date;
+  /**
+   * Record the gRPC code of a failed attach in `attachError.errorCode`.
+   * Upstream does so only with its MutableCSINodeAllocatableCount feature
+   * gate on; the spec asks for it always. Default: true.
+   */
+  readonly attachErrorCodes?: boolean;
+}
+
+type Status = NonNullable<VolumeAttachment["status"]>;
+
+/**
+ * VolumeAttachmentWriter is the one owner of every write the attacher makes
+ * to a VA: the finalizer and node-ID annotation before a publish, the
+ * attached / detached status after it, the finalizer's removal, and the
+ * saved attach and detach errors. Each write is a JSON merge patch computed
+ * as the difference between the VA we acted on and the VA we want, as
+ * upstream's are, so fields other writers own are never overwritten. Each
+ * returns the VA the server answered with (AttacherApi has already put it
+ * into the cache), which is what the next write of the same sync is
+ * computed against.
+ */
+export class VolumeAttachmentWriter {
+  /** The finalizer this attacher puts on VAs (and PVs) of its driver. */
+  readonly finalizer: string;
+  private readonly api: VolumeAttachmentPatcher;
+  private readonly now: () => Date;
+  private readonly attachErrorCodes: boolean;
+
+  constructor(options: VolumeAttachmentWriterOptions) {
+    this.api = options.api;
+    this.finalizer = finalizerName(options.driverName);
+    this.now = options.now ?? (() => new Date());
+    this.attachErrorCodes = options.attachErrorCodes ?? true;
+  }
+
+  /** hasFinalizer: the object (a VA, or a PV) carries our finalizer; on a VA, a detach may still be owed. */
+  hasFinalizer(object: KubeObject): boolean {
+    return object.metadata.finalizers?.includes(this.finalizer) ?? false;
+  }
+
+  /**
+   * ensureFinalizerAndNodeId makes sure the VA has our finalizer and
+   * remembers `nodeId` in its annotation, in one merge patch; no request when
+   * both are there. It must succeed before ControllerPublish: a published
+   * volume without the finalizer could be deleted without a detach, and
+   * without the annotation a node that disappears could not be detached.
+   */
+  async ensureFinalizerAndNodeId(va: VolumeAttachment, nodeId: string): Promise<VolumeAttachment> {
+    const finalizers = va.metadata.finalizers ?? [];
+    const annotations = va.metadata.annotations ?? {};
+    const wantsFinalizer = !finalizers.includes(this.finalizer);
+    const wantsNodeId = annotations[nodeIdAnnotation] !== nodeId;
+    if (!wantsFinalizer && !wantsNodeId) return va;
+    const patch = createMergePatch(
+      { metadata: { finalizers: va.metadata.finalizers ?? undefined, annotations: va.metadata.annotations ?? undefined } },
+      {
+        metadata: {
+          finalizers: wantsFinalizer ? [...finalizers, this.finalizer] : va.metadata.finalizers ?? undefined,
+          annotations: { ...annotations, [nodeIdAnnotation]: nodeId },
+        },
+      },
+    );
+    try {
+      return await this.api.patchVolumeAttachment(va.metadata.name, patch);
+    } catch (e: unknown) {
+      throw new Error(`could not save VolumeAttachment: ${errorMessage(e)}`, { cause: e });
+    }
+  }
+
+  /**
+   * markAttached sets `attached: true`, the driver's publish context as
+   * `attachmentMetadata`, and drops `attachError`. No request when the status
+   * says all that already (a forced sync that found nothing new).
+   */
+  async markAttached(va: VolumeAttachment, publishContext: Record<string, string>): Promise<VolumeAttachment> {
+    const { attachError: _dropped, ...rest } = va.status ?? { attached: false };
+    const next: Status = { ...rest, attached: true };
+    if (Object.keys(publishContext).length > 0) next.attachmentMetadata = publishContext;
+    else delete next.attachmentMetadata;
+    const patch = statusPatch(va, next);
+    if (isEmptyPatch(patch)) return va;
+    return this.api.patchVolumeAttachment(va.metadata.name, patch, "status");
+  }
+
+  /**
+   * markDetached first removes our finalizer, then sets `attached: false`
+   * without detachError and attachmentMetadata. The order matters: a deleted
+   * VA without our finalizer is detached, while one that still has it and
+   * says `attached: false` may be a timed-out attach that must be unpublished
+   * again. A NotFound on the status patch means the VA is gone: detached.
+   */
+  async markDetached(va: VolumeAttachment): Promise<void> {
+    const hasFinalizer = this.hasFinalizer(va);
+    if (!hasFinalizer && !va.status?.attached) return;
+    let current = va;
+    if (hasFinalizer) {
+      current = await this.removeFinalizer(va);
+      // Removing the last finalizer of a VA being deleted deletes it: a status
+      // patch now could only answer NotFound (upstream sends it anyway).
+      if (current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0) return;
+    }
+    const { detachError: _detachError, attachmentMetadata: _metadata, ...rest } = current.status ?? { attached: false };
+    const patch = statusPatch(current, { ...rest, attached: false });
+    if (isEmptyPatch(patch)) return;
+    try {
+      await this.api.patchVolumeAttachment(va.metadata.name, patch, "status");
+    } catch (e: unknown) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+
+  /** removeFinalizer drops our finalizer from the VA's list (a merge patch replaces the whole list, as upstream's does). */
+  private async removeFinalizer(va: VolumeAttachment): Promise<VolumeAttachment> {
+    const remaining = (va.metadata.finalizers ?? []).filter((name) => name !== this.finalizer);
+    // Go marshals an empty finalizer list as absent, so the patch says null.
+    return this.api.patchVolumeAttachment(va.metadata.name, { metadata: { finalizers: remaining.length > 0 ? remaining : null } });
+  }
+
+  /** saveAttachError records why an attach failed in `status.attachError`, with the gRPC code when there is one. */
+  async saveAttachError(va: VolumeAttachment, error: unknown): Promise<VolumeAttachment> {
+    const next: Status = { ...(va.status ?? { attached: false }), attachError: this.volumeError(error, this.attachErrorCodes) };
+    return this.api.patchVolumeAttachment(va.metadata.name, statusPatch(va, next), "status");
+  }
+
+  /** saveDetachError records why a detach failed in `status.detachError`; upstream v4.13 sets no errorCode here. */
+  async saveDetachError(va: VolumeAttachment, error: unknown): Promise<VolumeAttachment> {
+    const next: Status = { ...(va.status ?? { attached: false }), detachError: this.volumeError(error, false) };
+    return this.api.patchVolumeAttachment(va.metadata.name, statusPatch(va, next), "status");
+  }
+
+  private volumeError(error: unknown, withCode: boolean): { message: string; time: string; errorCode?: number } {
+    // metav1.Time serializes to whole seconds in RFC 3339.
+    const time = this.now().toISOString().replace(/\.\d+Z$/, "Z");
+    const message = errorMessage(error);
+    const code = withCode ? grpcCode(error) : undefined;
+    return code === undefined ? { message, time } : { message, time, errorCode: code };
+  }
+}
+
+function statusPatch(va: VolumeAttachment, next: Status): JsonObject {
+  return createMergePatch({ status: va.status ?? {} }, { status: next });
+}

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { AdminClient } from "../cluster/admin-client";
+import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
+import { csiNode, paths, persistentVolume, type VolumeAttachmentJson } from "./support/objects";
+import { callsFor, ruleVolumeAttachment } from "./support/rule-objects";
+
+/**
+ * The detach rules of the spec (§ Detach, § Errors from the driver, § Words
+ * operators grep for) against kube-apiserver and the fault-injecting driver.
+ */
+let cluster: TestCluster;
+let admin: AdminClient;
+let setup: FakeDriverSetup;
+const node = "detach-node";
+const hold = "test.example/hold";
+
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  admin = new AdminClient(cluster);
+  setup = await startFakeDriverSetup(cluster, admin, {
+    driverName: "detach.fake.csi.test",
+    nodes: [node, "vanishing-node", "unregistering-node"],
+    attacherArgs: ["--timeout=1s", "--retry-interval-start=100ms", "--retry-interval-max=1s"],
+  });
+});
+
+afterAll(async () => {
+  await stopFakeDriverSetup(setup);
+  await cluster?.stop();
+});
+
+function waitForVa(name: string, predicate: (va: VolumeAttachmentJson | null) => boolean): Promise<VolumeAttachmentJson | null> {
+  return admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment(name), predicate, 30_000);
+}
+
+/** Creates a PV and its VA on `onNode` and waits until the attacher attached it. */
+async function attach(name: string, onNode = node, finalizers?: string[]): Promise<void> {
+  await admin.create(paths.persistentVolumes, persistentVolume(`pv-${name}`, { driver: setup.driverName, volumeHandle: `vol-${name}` }));
+  await admin.create(paths.volumeAttachments, ruleVolumeAttachment(name, { attacher: setup.driverName, node: onNode, pv: `pv-${name}`, ...(finalizers ? { finalizers } : {}) }));
+  await waitForVa(name, (va) => va?.status?.attached === true);
+}
+
+async function unpublishes(name: string) {
+  return (await callsFor(setup.driver, "ControllerUnpublishVolume", `vol-${name}`)).map((call) => ({ code: call.code, request: call.request }));
+}
+
+describe("detach", () => {
+  it("unpublishes, then removes our finalizer, and the VA is gone", async () => {
+    await attach("plain");
+    await admin.delete(paths.volumeAttachment("plain"));
+    await waitForVa("plain", (va) => va === null);
+    expect(await unpublishes("plain")).toEqual([{ code: "OK", request: { volumeId: "vol-plain", nodeId: `${node}-id` } }]);
+  });
+
+  it("removes only our finalizer, then marks the VA detached without attachmentMetadata while another finalizer holds it", async () => {
+    await attach("held", node, [hold]);
+    await admin.delete(paths.volumeAttachment("held"));
+    const detached = await waitForVa("held", (va) => va?.status?.attached === false);
+    expect({ finalizers: detached?.metadata.finalizers, status: detached?.status, calls: await unpublishes("held") }).toEqual({
+      finalizers: [hold],
+      status: { attached: false },
+      calls: [{ code: "OK", request: { volumeId: "vol-held", nodeId: `${node}-id` } }],
+    });
+    await admin.patch(paths.volumeAttachment("held"), { metadata: { finalizers: null } });
+  });
+
+  it("saves detachError without an errorCode, keeps the finalizer and attached: true, and retries until the driver succeeds", async () => {
+    await attach("failing");
+    await setup.driver.control.script("ControllerUnpublishVolume", [{ code: "FailedPrecondition", message: "still in use", times: 2, volumeId: "vol-failing" }]);
+    await admin.delete(paths.volumeAttachment("failing"));
+    const failing = await waitForVa("failing", (va) => va?.status?.detachError !== undefined);
+    await waitForVa("failing", (va) => va === null);
+    expect({
+      finalizers: failing?.metadata.finalizers,
+      attached: failing?.status?.attached,
+      detachError: { ...failing?.status?.detachError, time: "<time>" },
+      codes: (await unpublishes("failing")).map((call) => call.code),
+    }).toEqual({
+      finalizers: [setup.finalizer],
+      attached: true,
+      // Upstream v4.13 records errorCode for attach errors only.
+      detachError: { message: "rpc error: code = FailedPrecondition desc = still in use", time: "<time>" },
+      codes: ["FailedPrecondition", "FailedPrecondition", "OK"],
+    });
+  });
+
+  it("retries an unpublish that outlives --timeout; the VA keeps its finalizer until one succeeds", async () => {
+    await attach("slow");
+    await setup.driver.control.script("ControllerUnpublishVolume", [{ hang: true, times: 1, volumeId: "vol-slow" }]);
+    await admin.delete(paths.volumeAttachment("slow"));
+    const failing = await waitForVa("slow", (va) => va?.status?.detachError !== undefined);
+    await waitForVa("slow", (va) => va === null);
+    await setup.driver.control.release();
+    expect({
+      finalizers: failing?.metadata.finalizers,
+      message: failing?.status?.detachError?.message,
+      codes: (await unpublishes("slow")).map((call) => call.code),
+    }).toEqual({
+      finalizers: [setup.finalizer],
+      message: "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
+      codes: ["Canceled", "OK"],
+    });
+  });
+
+  it("detaches an inline volume", async () => {
+    const inline = { accessModes: ["ReadWriteOnce"], csi: { driver: setup.driverName, volumeHandle: "vol-inline" } };
+    await admin.create(paths.volumeAttachments, ruleVolumeAttachment("inline", { attacher: setup.driverName, node, inline }));
+    await waitForVa("inline", (va) => va?.status?.attached === true);
+    await admin.delete(paths.volumeAttachment("inline"));
+    await waitForVa("inline", (va) => va === null);
+    expect(await unpublishes("inline")).toEqual([{ code: "OK", request: { volumeId: "vol-inline", nodeId: `${node}-id` } }]);
+  });
+});
+
+describe("node IDs on detach", () => {
+  it("unpublishes from the node ID in the VA annotation when the CSINode is gone", async () => {
+    await attach("vanished", "vanishing-node");
+    await admin.delete(paths.csiNode("vanishing-node"));
+    await admin.delete(paths.volumeAttachment("vanished"));
+    await waitForVa("vanished", (va) => va === null);
+    expect(await unpublishes("vanished")).toEqual([{ code: "OK", request: { volumeId: "vol-vanished", nodeId: "vanishing-node-id" } }]);
+  });
+
+  it("unpublishes from the node ID in the VA annotation when the CSINode no longer lists the driver", async () => {
+    await attach("unregistered", "unregistering-node");
+    await admin.patch(paths.csiNode("unregistering-node"), { spec: { drivers: [{ name: "someone.else.csi", nodeID: "x", topologyKeys: null }] } });
+    await admin.delete(paths.volumeAttachment("unregistered"));
+    await waitForVa("unregistered", (va) => va === null);
+    expect(await unpublishes("unregistered")).toEqual([{ code: "OK", request: { volumeId: "vol-unregistered", nodeId: "unregistering-node-id" } }]);
+  });
+
+  it("saves the CSINode's NotFound as detachError when there is no annotation to fall back on", async () => {
+    await admin.create(paths.persistentVolumes, persistentVolume("pv-ghost", { driver: setup.driverName, volumeHandle: "vol-ghost" }));
+    // Our finalizer without the annotation: as left by an attach that never got that far.
+    await admin.create(paths.volumeAttachments, ruleVolumeAttachment("ghost", { attacher: setup.driverName, node: "ghost-node", pv: "pv-ghost", finalizers: [setup.finalizer] }));
+    await admin.delete(paths.volumeAttachment("ghost"));
+    const failing = await waitForVa("ghost", (va) => va?.status?.detachError !== undefined);
+    expect({ message: failing?.status?.detachError?.message, calls: await unpublishes("ghost") }).toEqual({
+      message: 'csinode.storage.k8s.io "ghost-node" not found',
+      calls: [],
+    });
+    // The node comes back: the retry finds its CSINode and finishes the detach.
+    await admin.create(paths.csiNodes, csiNode("ghost-node", [{ name: setup.driverName, nodeID: "ghost-node-id" }]));
+    await waitForVa("ghost", (va) => va === null);
+    expect(await unpublishes("ghost")).toEqual([{ code: "OK", request: { volumeId: "vol-ghost", nodeId: "ghost-node-id" } }]);
+  });
+});

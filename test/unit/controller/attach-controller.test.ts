@@ -1,0 +1,84 @@
+import { describe, expect, it } from "bun:test";
+import { AttachController } from "../../../src/controller/attach-controller";
+import type { Handler } from "../../../src/controller/handler";
+import { parsePersistentVolume, type PersistentVolume } from "../../../src/kube/objects/persistent-volume";
+import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/objects/volume-attachment";
+import { Store } from "../../../src/kube/store";
+import { Logger } from "../../../src/log/logger";
+import { WorkQueue } from "../../../src/queue/work-queue";
+
+function va(name: string, resourceVersion: string, status: object = { attached: false }): VolumeAttachment {
+  return parseVolumeAttachment({ metadata: { name, resourceVersion }, spec: { attacher: "d", nodeName: "n", source: { persistentVolumeName: `pv-${name}` } }, status });
+}
+
+function pv(name: string, resourceVersion = "1"): PersistentVolume {
+  return parsePersistentVolume({ metadata: { name, resourceVersion } });
+}
+
+function ground() {
+  const vas = new Store<VolumeAttachment>();
+  const pvs = new Store<PersistentVolume>();
+  const vaQueue = new WorkQueue<string>({ name: "csi-attacher-va" });
+  const pvQueue = new WorkQueue<string>({ name: "csi-attacher-pv" });
+  const asked: string[] = [];
+  const handler: Handler = {
+    syncVolumeAttachment: async () => {},
+    // The rule is the handler's: here, only PVs named "wanted-*" need a sync.
+    pvNeedsSync: (object) => {
+      asked.push(object.metadata.name);
+      return object.metadata.name.startsWith("wanted");
+    },
+    syncPersistentVolume: async () => {},
+  };
+  new AttachController({ driverName: "d", handler, vas, pvs, vaQueue, pvQueue, log: new Logger({ sink: () => {} }) });
+  const drain = async (queue: WorkQueue<string>) => {
+    const names: string[] = [];
+    while (queue.len() > 0) {
+      const next = await queue.get();
+      if (next.shutdown) break;
+      names.push(next.item);
+      queue.done(next.item);
+    }
+    return names;
+  };
+  return { vas, pvs, vaQueue, pvQueue, asked, drain };
+}
+
+describe("attach controller routing", () => {
+  it("queues added and changed VAs, not a change of attachError alone, and a deleted VA's PV", async () => {
+    const { vas, vaQueue, pvQueue, drain } = ground();
+    vas.upsert(va("a", "1"));
+    const afterAdd = await drain(vaQueue);
+    vas.upsert(va("a", "2", { attached: false, attachError: { message: "x" } }));
+    const afterOwnError = await drain(vaQueue);
+    vas.upsert(va("a", "3", { attached: true }));
+    const afterChange = await drain(vaQueue);
+    vas.remove(va("a", "3"));
+    expect({ afterAdd, afterOwnError, afterChange, pvQueue: await drain(pvQueue) }).toEqual({
+      afterAdd: ["a"],
+      afterOwnError: [],
+      afterChange: ["a"],
+      pvQueue: ["pv-a"],
+    });
+  });
+
+  it("asks the handler about every PV event and queues only what it wants", async () => {
+    const { pvs, pvQueue, asked, drain } = ground();
+    pvs.upsert(pv("wanted-1"));
+    pvs.upsert(pv("other"));
+    pvs.upsert(pv("other", "2"));
+    expect({ asked, queued: await drain(pvQueue) }).toEqual({ asked: ["wanted-1", "other", "other"], queued: ["wanted-1"] });
+  });
+
+  it("re-delivers every cached VA and PV on resync, even a VA whose last change was its own error", async () => {
+    const { vas, pvs, vaQueue, pvQueue, drain } = ground();
+    vas.upsert(va("a", "1"));
+    vas.upsert(va("b", "1", { attached: false, attachError: { message: "x" } }));
+    pvs.upsert(pv("wanted-1"));
+    await drain(vaQueue);
+    await drain(pvQueue);
+    vas.resync();
+    pvs.resync();
+    expect({ vas: (await drain(vaQueue)).sort(), pvs: await drain(pvQueue) }).toEqual({ vas: ["a", "b"], pvs: ["wanted-1"] });
+  });
+});

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "bun:test";
+import { TrivialHandler } from "../../../src/controller/trivial-handler";
+import { VolumeAttachmentWriter } from "../../../src/controller/va-writer";
+import { parsePersistentVolume } from "../../../src/kube/objects/persistent-volume";
+import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/objects/volume-attachment";
+import { Logger } from "../../../src/log/logger";
+
+function va(status: object): VolumeAttachment {
+  return parseVolumeAttachment({ metadata: { name: "va1", resourceVersion: "1" }, spec: { attacher: "d", nodeName: "n", source: { persistentVolumeName: "pv1" } }, status });
+}
+
+describe("trivial handler", () => {
+  it("marks a VA attached with one status patch and no finalizer, and leaves attached VAs and PVs alone", async () => {
+    const patches: unknown[] = [];
+    const api = {
+      async patchVolumeAttachment(name: string, patch: object, subresource?: "status") {
+        patches.push({ name, patch, subresource });
+        return va({ attached: true });
+      },
+    };
+    const handler = new TrivialHandler(new VolumeAttachmentWriter({ api, driverName: "d" }), new Logger({ sink: () => {} }));
+    await handler.syncVolumeAttachment(va({ attached: false }));
+    await handler.syncVolumeAttachment(va({ attached: true }));
+    const pv = parsePersistentVolume({ metadata: { name: "pv1", deletionTimestamp: "2026-11-22T00:00:00Z", finalizers: ["external-attacher/d"] } });
+    expect({ patches, pvNeedsSync: handler.pvNeedsSync(pv) }).toEqual({
+      patches: [{ name: "va1", patch: { status: { attached: true } }, subresource: "status" }],
+      pvNeedsSync: false,
+    });
+  });
+});

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "bun:test";
+import { VolumeAttachmentsByPv } from "../../../src/controller/volume-attachments-by-pv";
+import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/objects/volume-attachment";
+import { Store } from "../../../src/kube/store";
+
+function va(name: string, source: object, resourceVersion = "1"): VolumeAttachment {
+  return parseVolumeAttachment({ metadata: { name, resourceVersion }, spec: { attacher: "d", nodeName: "n", source } });
+}
+
+describe("VAs by PV", () => {
+  it("follows the store: VAs present before it was built, added, moved and deleted", () => {
+    const vas = new Store<VolumeAttachment>();
+    vas.upsert(va("early", { persistentVolumeName: "pv1" }));
+    const index = new VolumeAttachmentsByPv(vas);
+    vas.upsert(va("late", { persistentVolumeName: "pv1" }));
+    vas.upsert(va("inline", { inlineVolumeSpec: { csi: { driver: "d", volumeHandle: "h" } } }));
+    vas.upsert(va("moved", { persistentVolumeName: "pv1" }));
+    vas.upsert(va("moved", { persistentVolumeName: "pv2" }, "2"));
+    const before = { pv1: index.vasUsing("pv1").sort(), pv2: index.vasUsing("pv2") };
+    vas.remove(va("early", { persistentVolumeName: "pv1" }));
+    vas.replace([va("moved", { persistentVolumeName: "pv2" }, "2")]);
+    expect({ before, after: { pv1: index.vasUsing("pv1"), pv2: index.vasUsing("pv2") } }).toEqual({
+      before: { pv1: ["early", "late"], pv2: ["moved"] },
+      after: { pv1: [], pv2: ["moved"] },
+    });
+  });
+});
