@@ -11,6 +11,7 @@ import { migratedToAnnotation } from "./driver-names";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
 import { inTreeDriverOf } from "./migration/in-tree-driver";
+import { migratedSpecOf } from "./migration/migrated-spec";
 import { nodeIdFor } from "./node-id";
 import type { VolumeAttachmentWriter } from "./va-writer";
 import { volumeCapabilityOf } from "./volume-capability";
@@ -118,7 +119,9 @@ export class CsiHandler implements Handler {
   /**
    * attachSourceOf resolves the VA's volume for an attach. A PV being deleted
    * is refused; otherwise the PV gets our finalizer before anything is
-   * published, so it cannot go while attached.
+   * published, so it cannot go while attached. An in-tree PV (CSI migration)
+   * is translated to its CSI source; an inline spec must be CSI already (the
+   * A/D controller translates inline in-tree volumes before creating the VA).
    */
   private async attachSourceOf(va: VolumeAttachment): Promise<ResolvedSource> {
     const ref = volumeSourceOf(va);
@@ -126,13 +129,16 @@ export class CsiHandler implements Handler {
     let pv = cachedPersistentVolume(this.options.pvs, ref.pvName);
     if (pv.metadata.deletionTimestamp) throw new Error(`PersistentVolume ${JSON.stringify(pv.metadata.name)} is marked for deletion`);
     pv = await this.addPvFinalizer(pv);
-    return { spec: pv.spec, csi: csiSourceOf(pv.spec) };
+    // An in-tree PV is translated only now, as upstream does: the finalizer
+    // goes on even when the translation then fails.
+    const { spec } = migratedSpecOf(pv);
+    return { spec, csi: csiSourceOf(spec) };
   }
 
-  /** detachSourceOf resolves the VA's volume for a detach: the PV is only read, never written. */
+  /** detachSourceOf resolves the VA's volume for a detach, translating an in-tree PV: the PV is only read, never written. */
   private detachSourceOf(va: VolumeAttachment): ResolvedSource {
     const ref = volumeSourceOf(va);
-    const spec = ref.kind === "inline" ? ref.spec : cachedPersistentVolume(this.options.pvs, ref.pvName).spec;
+    const spec = ref.kind === "inline" ? ref.spec : migratedSpecOf(cachedPersistentVolume(this.options.pvs, ref.pvName)).spec;
     return { spec, csi: csiSourceOf(spec) };
   }
 

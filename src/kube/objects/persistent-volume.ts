@@ -46,8 +46,18 @@ export const persistentVolumeSpecSchema = v.object({
 
 export type PersistentVolumeSpec = v.InferOutput<typeof persistentVolumeSpecSchema>;
 
+/**
+ * A PV's metadata: the slim ObjectMeta plus its labels, which CSI migration
+ * reads (a GCE PD's zone is in `topology.kubernetes.io/zone`). Only PVs keep
+ * labels; VAs and CSINodes do not need them.
+ */
+export const persistentVolumeMetaSchema = v.object({
+  ...objectMetaSchema.entries,
+  labels: v.optional(v.nullable(v.record(v.string(), v.string()))),
+});
+
 export const persistentVolumeSchema = v.object({
-  metadata: objectMetaSchema,
+  metadata: persistentVolumeMetaSchema,
   spec: v.optional(persistentVolumeSpecSchema, {}),
 });
 
