@@ -23,6 +23,7 @@ import { Store } from "./kube/store";
 import { Logger } from "./log/logger";
 import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
 import { WorkQueue } from "./queue/work-queue";
+import { terminationLogPath, writeTerminationMessage } from "./util/termination-message";
 
 /**
  * The attacher's entry point: wiring only, and the one place that decides
@@ -51,10 +52,23 @@ async function main(argv: readonly string[]): Promise<number> {
   const log = new Logger({ verbosity: config.verbosity, format: config.loggingFormat });
   log.info("Version", { version });
   const stop = new AbortController();
+  // In-flight CSI calls end within --timeout; the API writes that record
+  // their outcome follow at once. Past that, something is stuck.
+  const drainMs = config.timeoutMs + shutdownGraceMs;
+  // Handlers stay here: Bun as PID 1 ignores SIGTERM unless JS handles it.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      log.info("Received signal, shutting down", { signal });
+    process.on(signal, () => {
+      if (stop.signal.aborted) {
+        // As Kubernetes components do: a second signal means "now".
+        log.warn("Received second signal, exiting without waiting for in-flight operations", { signal });
+        process.exit(1);
+      }
+      log.info("Received signal, shutting down", { signal, drainTimeout: `${drainMs}ms` });
       stop.abort();
+      setTimeout(() => {
+        log.error("In-flight operations did not finish in time, exiting", { drainTimeout: `${drainMs}ms` });
+        process.exit(1);
+      }, drainMs).unref();
     });
   }
 
@@ -71,7 +85,11 @@ async function main(argv: readonly string[]): Promise<number> {
     socketPath: config.csiAddress,
     onConnectionLost: (reason) => {
       // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
-      log.error("Lost connection to CSI driver, exiting", { address: config.csiAddress, reason });
+      const message = "Lost connection to CSI driver, exiting";
+      log.error(message, { address: config.csiAddress, reason });
+      const path = terminationLogPath();
+      const notWritten = writeTerminationMessage(path, message);
+      if (notWritten !== undefined) log.v(4).info("No termination message written", { path, reason: notWritten });
       process.exit(1);
     },
   });
@@ -86,8 +104,12 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   await runAttacher(config, driver, csi, kubeClient, log, stop.signal);
+  log.info("Stopped");
   return 0;
 }
+
+/** Time allowed after --timeout for the last operations' API writes when shutting down. */
+const shutdownGraceMs = 5_000;
 
 async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, client: KubeClient, log: Logger, signal: AbortSignal): Promise<void> {
   const vas = new Store<ReturnType<typeof parseVolumeAttachment>>();
