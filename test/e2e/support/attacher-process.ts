@@ -14,6 +14,8 @@ export interface AttacherOptions {
   readonly args?: readonly string[];
   /** Name for log files when one test runs several attachers. Default "attacher". */
   readonly name?: string;
+  /** Extra environment variables, on top of the test's own environment. */
+  readonly env?: Record<string, string>;
 }
 
 /**
@@ -49,6 +51,7 @@ export async function startAttacher(options: AttacherOptions, waitForSync = true
     name: options.name ?? "attacher",
     command: [attacherBinary, `--kubeconfig=${options.kubeconfig}`, `--csi-address=${options.csiAddress}`, "-v=4", ...(options.args ?? [])],
     logDir: options.logDir,
+    ...(options.env ? { env: { ...globalThis.process.env, ...options.env } } : {}),
   });
   const attacher = new AttacherProcess(process);
   if (waitForSync) await attacher.waitForLog(/"Caches synced"/);
