@@ -10,6 +10,7 @@ import { TrivialHandler } from "./controller/trivial-handler";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
 import { startDriver, type DriverInfo } from "./csi/driver-startup";
+import { createGrpcLogInterceptor, grpcLogLevel } from "./csi/grpc-log-interceptor";
 import { createDriverTransport } from "./csi/transport";
 import { AttacherApi } from "./kube/attacher-api";
 import { KubeClient } from "./kube/http-client";
@@ -83,6 +84,8 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const transport = createDriverTransport({
     socketPath: config.csiAddress,
+    // Below -v=5 the logging interceptor is left out altogether.
+    interceptors: config.verbosity >= grpcLogLevel ? [createGrpcLogInterceptor({ log, maxLogLength: -1 })] : [],
     onConnectionLost: (reason) => {
       // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
       const message = "Lost connection to CSI driver, exiting";
