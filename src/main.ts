@@ -21,6 +21,7 @@ import { parsePersistentVolume, persistentVolumesPath } from "./kube/objects/per
 import { parseVolumeAttachment, volumeAttachmentsPath } from "./kube/objects/volume-attachment";
 import { Reflector } from "./kube/reflector";
 import { Store } from "./kube/store";
+import { createApiThrottle } from "./kube/token-bucket";
 import { Logger } from "./log/logger";
 import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
 import { WorkQueue } from "./queue/work-queue";
@@ -73,10 +74,21 @@ async function main(argv: readonly string[]): Promise<number> {
     });
   }
 
+  let throttle: ((signal?: AbortSignal) => Promise<void>) | undefined;
+  try {
+    // One bucket for every request of the work path, watches included (client-go
+    // throttles a watch's opening request too). Leader election has its own client.
+    throttle = createApiThrottle(config.kubeApiQps, config.kubeApiBurst);
+  } catch (e: unknown) {
+    if (!(e instanceof RangeError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    return 1;
+  }
+
   let kubeClient: KubeClient;
   try {
     const connection = await loadKubeConnection({ kubeconfig: config.kubeconfig });
-    kubeClient = new KubeClient({ connection, userAgent: `csi-attacher/${version}` });
+    kubeClient = new KubeClient({ connection, userAgent: `csi-attacher/${version}`, ...(throttle ? { throttle } : {}) });
   } catch (e: unknown) {
     log.error("Failed to build a Kubernetes config", { err: e });
     return 1;
@@ -85,7 +97,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const transport = createDriverTransport({
     socketPath: config.csiAddress,
     // Below -v=5 the logging interceptor is left out altogether.
-    interceptors: config.verbosity >= grpcLogLevel ? [createGrpcLogInterceptor({ log, maxLogLength: -1 })] : [],
+    interceptors: config.verbosity >= grpcLogLevel ? [createGrpcLogInterceptor({ log, maxLogLength: config.maxGrpcLogLength })] : [],
     onConnectionLost: (reason) => {
       // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
       const message = "Lost connection to CSI driver, exiting";

@@ -10,11 +10,12 @@ let admin: AdminClient;
 let setup: FakeDriverSetup;
 const node = "grpc-log-node";
 const secretValue = "pa55-that-must-never-be-logged";
+const maxLogLength = 30;
 
 beforeAll(async () => {
   cluster = await startTestCluster();
   admin = new AdminClient(cluster);
-  setup = await startFakeDriverSetup(cluster, admin, { driverName: "grpc-log.fake.csi.test", nodes: [node], attacherArgs: ["-v=5"] });
+  setup = await startFakeDriverSetup(cluster, admin, { driverName: "grpc-log.fake.csi.test", nodes: [node], attacherArgs: ["-v=5", `--max-grpc-log-length=${maxLogLength}`] });
 });
 
 afterAll(async () => {
@@ -23,7 +24,7 @@ afterAll(async () => {
 });
 
 describe("gRPC logging at -v=5", () => {
-  it("logs each publish request with its secrets replaced by ***stripped***, never their values", async () => {
+  it("logs each publish request with its secrets replaced by ***stripped***, never their values, and caps responses at --max-grpc-log-length", async () => {
     await admin.create(paths.secrets("default"), {
       apiVersion: "v1",
       kind: "Secret",
@@ -45,7 +46,9 @@ describe("gRPC logging at -v=5", () => {
     expect(log).toMatch(/"GRPC call" method="\/csi\.v1\.Controller\/ControllerPublishVolume"/);
     const request = log.split("\n").find((line) => line.includes('"GRPC request"') && line.includes("vol-grpc-log"));
     expect(request).toContain(String.raw`\"secrets\":\"***stripped***\"`);
-    expect(log).toMatch(/"GRPC response" response="\{\\"publish_context\\":\{\\"devicePath\\":\\"\/dev\/fake\/vol-grpc-log\\"\}\}"/);
+    const response = `{"publish_context":{"devicePath":"/dev/fake/vol-grpc-log"}}`;
+    const capped = `${response.slice(0, maxLogLength)} [response body too large, log capped to ${maxLogLength} chars]`;
+    expect(log).toContain(`"GRPC response" response=${JSON.stringify(capped)}`);
     expect(log).not.toContain(secretValue);
   });
 });

@@ -82,3 +82,20 @@ describe("losing the driver", () => {
     expect(readFileSync(terminationLog, "utf8")).toBe("Lost connection to CSI driver, exiting\n");
   });
 });
+
+describe("client-side API rate limit", () => {
+  it("attaches and detaches with --kube-api-qps=1 --kube-api-burst=1", async () => {
+    const dir = scratchDir("low-qps");
+    const driverName = "low-qps.fake.csi.test";
+    const node = "low-qps-node";
+    await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
+    await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
+    await using _attacher = await startAttacher({ kubeconfig: cluster.kubeconfigPath, csiAddress: driver.csiSocket, logDir: dir, args: ["--kube-api-qps=1", "--kube-api-burst=1"] });
+    await createAttachment(driverName, node, "low-qps");
+    const attached = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("low-qps"), (va) => va?.status?.attached === true, 60_000);
+    expect(attached?.metadata.finalizers).toEqual(["external-attacher/low-qps-fake-csi-test"]);
+    await admin.delete(paths.volumeAttachment("low-qps"));
+    await admin.waitFor(paths.volumeAttachment("low-qps"), (va) => va === null, 60_000);
+    expect((await driver.control.calls("ControllerUnpublishVolume")).map((call) => call.code)).toEqual(["OK"]);
+  });
+});
