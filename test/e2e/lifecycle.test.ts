@@ -37,12 +37,13 @@ describe("signals", () => {
       const dir = scratchDir(signal);
       const driverName = `${signal.toLowerCase()}.fake.csi.test`;
       const node = `${signal.toLowerCase()}-node`;
+      const name = `in-flight-${signal.toLowerCase()}`;
       await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
       await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
       // A long --timeout: the held publish must outlive the signal without timing out.
       await using attacher = await startAttacher({ kubeconfig: cluster.kubeconfigPath, csiAddress: driver.csiSocket, logDir: dir, args: ["--timeout=2m"] });
-      await driver.control.script("ControllerPublishVolume", [{ hang: true, volumeId: "vol-in-flight" }]);
-      await createAttachment(driverName, node, "in-flight");
+      await driver.control.script("ControllerPublishVolume", [{ hang: true, volumeId: `vol-${name}` }]);
+      await createAttachment(driverName, node, name);
       await driver.control.waitForHung("ControllerPublishVolume", 1, { timeoutMs: 30_000 });
 
       process.kill(attacher.process.pid, signal);
@@ -51,8 +52,8 @@ describe("signals", () => {
       await driver.control.release("ControllerPublishVolume");
 
       expect(await attacher.process.exited).toBe(0);
-      const inFlight = await admin.get<VolumeAttachmentJson>(paths.volumeAttachment("in-flight"));
-      expect(inFlight.status).toEqual({ attached: true, attachmentMetadata: { devicePath: "/dev/fake/vol-in-flight" } });
+      const inFlight = await admin.get<VolumeAttachmentJson>(paths.volumeAttachment(name));
+      expect(inFlight.status).toEqual({ attached: true, attachmentMetadata: { devicePath: `/dev/fake/vol-${name}` } });
       expect((await driver.control.calls("ControllerPublishVolume")).map((call) => call.code)).toEqual(["OK"]);
     });
   }
