@@ -44,9 +44,25 @@ function resolveLoggerOptions(options: LoggerOptions): ResolvedLoggerOptions {
     verbosity: options.verbosity ?? 0,
     format: options.format ?? "text",
     sink: options.sink ?? ((line) => process.stderr.write(line + "\n")),
-    now: options.now ?? (() => performance.timeOrigin + performance.now()),
+    now: options.now ?? preciseNow,
     pid: options.pid ?? process.pid,
   };
+}
+
+let clockOffset = performance.timeOrigin;
+
+/**
+ * preciseNow is the wall clock with microseconds, as klog prints it:
+ * Date.now() has only milliseconds, so the fraction comes from the
+ * monotonic performance.now(). That clock does not follow wall-clock steps
+ * (NTP, a VM resumed), so it is re-anchored whenever the two part.
+ */
+function preciseNow(): number {
+  const precise = clockOffset + performance.now();
+  const wall = Date.now();
+  if (Math.abs(precise - wall) < 1) return precise;
+  clockOffset = wall - performance.now();
+  return wall;
 }
 
 /** A logger gated at one -v level: `log.v(4).info(...)`. */
