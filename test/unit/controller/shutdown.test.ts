@@ -24,6 +24,7 @@ describe("attach controller shutdown", () => {
         started.push(attachment.metadata.name);
         return new Promise<void>((resolve) => (finishFirst = resolve));
       },
+      pvNeedsSync: () => false,
       syncPersistentVolume: async () => {},
     };
     const vas = new Store<VolumeAttachment>();
