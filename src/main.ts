@@ -10,6 +10,7 @@ import { TrivialHandler } from "./controller/trivial-handler";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
 import { startDriver, type DriverInfo } from "./csi/driver-startup";
+import { createGrpcLogInterceptor, grpcLogLevel } from "./csi/grpc-log-interceptor";
 import { createDriverTransport } from "./csi/transport";
 import { AttacherApi } from "./kube/attacher-api";
 import { KubeClient } from "./kube/http-client";
@@ -20,9 +21,11 @@ import { parsePersistentVolume, persistentVolumesPath } from "./kube/objects/per
 import { parseVolumeAttachment, volumeAttachmentsPath } from "./kube/objects/volume-attachment";
 import { Reflector } from "./kube/reflector";
 import { Store } from "./kube/store";
+import { createApiThrottle } from "./kube/token-bucket";
 import { Logger } from "./log/logger";
 import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
 import { WorkQueue } from "./queue/work-queue";
+import { terminationLogPath, writeTerminationMessage } from "./util/termination-message";
 
 /**
  * The attacher's entry point: wiring only, and the one place that decides
@@ -51,17 +54,41 @@ async function main(argv: readonly string[]): Promise<number> {
   const log = new Logger({ verbosity: config.verbosity, format: config.loggingFormat });
   log.info("Version", { version });
   const stop = new AbortController();
+  // In-flight CSI calls end within --timeout; the API writes that record
+  // their outcome follow at once. Past that, something is stuck.
+  const drainMs = config.timeoutMs + shutdownGraceMs;
+  // Handlers stay here: Bun as PID 1 ignores SIGTERM unless JS handles it.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      log.info("Received signal, shutting down", { signal });
+    process.on(signal, () => {
+      if (stop.signal.aborted) {
+        // As Kubernetes components do: a second signal means "now".
+        log.warn("Received second signal, exiting without waiting for in-flight operations", { signal });
+        process.exit(1);
+      }
+      log.info("Received signal, shutting down", { signal, drainTimeout: `${drainMs}ms` });
       stop.abort();
+      setTimeout(() => {
+        log.error("In-flight operations did not finish in time, exiting", { drainTimeout: `${drainMs}ms` });
+        process.exit(1);
+      }, drainMs).unref();
     });
+  }
+
+  let throttle: ((signal?: AbortSignal) => Promise<void>) | undefined;
+  try {
+    // One bucket for every request of the work path, watches included (client-go
+    // throttles a watch's opening request too). Leader election has its own client.
+    throttle = createApiThrottle(config.kubeApiQps, config.kubeApiBurst);
+  } catch (e: unknown) {
+    if (!(e instanceof RangeError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    return 1;
   }
 
   let kubeClient: KubeClient;
   try {
     const connection = await loadKubeConnection({ kubeconfig: config.kubeconfig });
-    kubeClient = new KubeClient({ connection, userAgent: `csi-attacher/${version}` });
+    kubeClient = new KubeClient({ connection, userAgent: `csi-attacher/${version}`, ...(throttle ? { throttle } : {}) });
   } catch (e: unknown) {
     log.error("Failed to build a Kubernetes config", { err: e });
     return 1;
@@ -69,9 +96,15 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const transport = createDriverTransport({
     socketPath: config.csiAddress,
+    // Below -v=5 the logging interceptor is left out altogether.
+    interceptors: config.verbosity >= grpcLogLevel ? [createGrpcLogInterceptor({ log, maxLogLength: config.maxGrpcLogLength })] : [],
     onConnectionLost: (reason) => {
       // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
-      log.error("Lost connection to CSI driver, exiting", { address: config.csiAddress, reason });
+      const message = "Lost connection to CSI driver, exiting";
+      log.error(message, { address: config.csiAddress, reason });
+      const path = terminationLogPath();
+      const notWritten = writeTerminationMessage(path, message);
+      if (notWritten !== undefined) log.v(4).info("No termination message written", { path, reason: notWritten });
       process.exit(1);
     },
   });
@@ -86,8 +119,12 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   await runAttacher(config, driver, csi, kubeClient, log, stop.signal);
+  log.info("Stopped");
   return 0;
 }
+
+/** Time allowed after --timeout for the last operations' API writes when shutting down. */
+const shutdownGraceMs = 5_000;
 
 async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, client: KubeClient, log: Logger, signal: AbortSignal): Promise<void> {
   const vas = new Store<ReturnType<typeof parseVolumeAttachment>>();

@@ -75,6 +75,12 @@ export class AttachController {
     for (;;) {
       const next = await queue.get();
       if (next.shutdown) return;
+      // Shutting down: the queue still hands out what it holds, but no new
+      // operation may start; the next run resyncs these from the API.
+      if (queue.shuttingDown()) {
+        queue.done(next.item);
+        return;
+      }
       try {
         await sync(next.item);
         queue.forget(next.item);

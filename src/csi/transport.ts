@@ -1,5 +1,5 @@
 import * as net from "node:net";
-import type { Transport } from "@connectrpc/connect";
+import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 
 export interface DriverTransportOptions {
@@ -12,6 +12,8 @@ export interface DriverTransportOptions {
    * cleanly; the caller decides.
    */
   readonly onConnectionLost: (reason: string) => void;
+  /** Connect interceptors around every call, outermost first (gRPC logging, metrics). Default none. */
+  readonly interceptors?: readonly Interceptor[];
 }
 
 /**
@@ -58,6 +60,7 @@ export function createDriverTransport(options: DriverTransportOptions): Transpor
     // when idle (default 15 min), so that its socket is there to close when
     // the driver dies. connect-node's timer helper ignores Infinity.
     idleConnectionTimeoutMs: Number.POSITIVE_INFINITY,
+    interceptors: [...(options.interceptors ?? [])],
     nodeOptions: {
       createConnection: () => {
         const socket = net.connect(options.socketPath);

@@ -1,4 +1,5 @@
 import { KubeConfig } from "@kubernetes/client-node/dist/config.js";
+import { TokenFile } from "./token-file";
 
 /**
  * KubeConnection is how to reach the API server: its URL, the TLS material
@@ -41,6 +42,13 @@ export interface KubeConnectionOptions {
    * Default "" (the real root).
    */
   inClusterPathPrefix?: string;
+  /**
+   * For a token read from a file (the in-cluster service account's, which
+   * the kubelet rotates): how often, at most, the file is checked for a new
+   * token. It is re-read at least every `authRefreshMs` regardless.
+   * Default 1 s.
+   */
+  tokenFileCheckMs?: number;
 }
 
 interface HttpsOptions {
@@ -89,9 +97,21 @@ export async function loadKubeConnection(options: KubeConnectionOptions = {}): P
   };
 
   const first = await resolve();
+  const server = cluster.server.replace(/\/+$/, "");
+  const tokenFilePath = tokenFileOf(config);
+  if (tokenFilePath !== undefined) {
+    // Bound service-account tokens rotate on disk; read them ourselves so a
+    // rotation is picked up within a second, not after client-node's minute.
+    const tokenFile = new TokenFile({ path: tokenFilePath, maxAgeMs: authRefreshMs, checkIntervalMs: options.tokenFileCheckMs ?? 1_000 });
+    return {
+      server,
+      tls: first.tls,
+      authHeaders: async () => ({ Authorization: `Bearer ${tokenFile.token()}` }),
+    };
+  }
   let cached = { headers: first.headers, at: Date.now() };
   return {
-    server: cluster.server.replace(/\/+$/, ""),
+    server,
     tls: first.tls,
     async authHeaders() {
       if (Date.now() - cached.at > authRefreshMs) {
@@ -100,4 +120,10 @@ export async function loadKubeConnection(options: KubeConnectionOptions = {}): P
       return cached.headers;
     },
   };
+}
+
+/** tokenFileOf returns the token file of the current user (client-node's in-cluster user has one), if any. */
+function tokenFileOf(config: KubeConfig): string | undefined {
+  const tokenFile: unknown = config.getCurrentUser()?.authProvider?.config?.["tokenFile"];
+  return typeof tokenFile === "string" && tokenFile !== "" ? tokenFile : undefined;
 }

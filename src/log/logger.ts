@@ -1,8 +1,10 @@
+import { baseName, callerFile, callSite, shortPath, type CallSite } from "./call-site";
+
 /**
  * Logger is the attacher's structured logger: a constant message with fields
  * beside it, printed like klog's text format (so operators' grep and log
- * pipelines keep working after swapping in this sidecar) or as one JSON object
- * a line with `--logging-format=json`.
+ * pipelines keep working after swapping in this sidecar) or, with
+ * `--logging-format=json`, like Kubernetes component-base's JSON format.
  *
  * Verbosity follows upstream's -v meaning: 0 always, 2 operations, 4
  * decisions, 5 gRPC payloads (with secrets stripped before they get here).
@@ -23,8 +25,10 @@ export interface LoggerOptions {
   format?: LogFormat;
   /** Destination of each line. Default: process.stderr. */
   sink?: LogSink;
-  /** Clock for timestamps. Default: Date.now. */
+  /** Clock for timestamps, in milliseconds since the epoch with a fraction (klog prints microseconds). Default: performance.timeOrigin + performance.now(). */
   now?: () => number;
+  /** Process ID printed in the text header. Default: process.pid. */
+  pid?: number;
 }
 
 interface ResolvedLoggerOptions {
@@ -32,6 +36,7 @@ interface ResolvedLoggerOptions {
   format: LogFormat;
   sink: LogSink;
   now: () => number;
+  pid: number;
 }
 
 function resolveLoggerOptions(options: LoggerOptions): ResolvedLoggerOptions {
@@ -39,8 +44,25 @@ function resolveLoggerOptions(options: LoggerOptions): ResolvedLoggerOptions {
     verbosity: options.verbosity ?? 0,
     format: options.format ?? "text",
     sink: options.sink ?? ((line) => process.stderr.write(line + "\n")),
-    now: options.now ?? Date.now,
+    now: options.now ?? preciseNow,
+    pid: options.pid ?? process.pid,
   };
+}
+
+let clockOffset = performance.timeOrigin;
+
+/**
+ * preciseNow is the wall clock with microseconds, as klog prints it:
+ * Date.now() has only milliseconds, so the fraction comes from the
+ * monotonic performance.now(). That clock does not follow wall-clock steps
+ * (NTP, a VM resumed), so it is re-anchored whenever the two part.
+ */
+function preciseNow(): number {
+  const precise = clockOffset + performance.now();
+  const wall = Date.now();
+  if (Math.abs(precise - wall) < 1) return precise;
+  clockOffset = wall - performance.now();
+  return wall;
 }
 
 /** A logger gated at one -v level: `log.v(4).info(...)`. */
@@ -50,6 +72,9 @@ export interface LeveledLogger {
 }
 
 const disabledLogger: LeveledLogger = { enabled: false, info: () => {} };
+
+// Frames in this file are the logger's own; the call site is the first frame outside it.
+const loggerFiles: ReadonlySet<string> = new Set([callerFile() ?? ""]);
 
 export class Logger {
   private readonly options: ResolvedLoggerOptions;
@@ -66,7 +91,7 @@ export class Logger {
     return new Logger(this.options, { ...this.context, ...fields });
   }
 
-  /** Returns a logger that prints only when -v is at least `level`. */
+  /** Returns a logger that prints only when -v is at least `level`; a disabled one costs nothing per call. */
   v(level: number): LeveledLogger {
     if (level > this.options.verbosity) return disabledLogger;
     return { enabled: true, info: (message, fields) => this.write("I", message, fields, level) };
@@ -85,44 +110,90 @@ export class Logger {
   }
 
   private write(severity: Severity, message: string, fields: LogFields | undefined, level: number): void {
-    const all = fields ? { ...this.context, ...fields } : this.context;
+    // Only lines that are printed get here, so the stack walk is off the hot path of disabled levels.
+    const site = callSite(loggerFiles);
     const time = this.options.now();
     const line =
       this.options.format === "json"
-        ? formatJson(severity, time, level, message, all)
-        : formatText(severity, time, message, all);
+        ? formatJson(severity, time, site, level, message, this.context, fields)
+        : formatText(severity, time, this.options.pid, site, message, this.context, fields);
     this.options.sink(line);
   }
 }
 
-function formatJson(severity: Severity, time: number, level: number, message: string, fields: LogFields): string {
-  const record: Record<string, unknown> = { ts: time / 1000, v: level, msg: message };
-  for (const [key, value] of Object.entries(fields)) {
-    record[key] = value instanceof Error ? value.message : value;
-  }
-  if (severity !== "I") record["severity"] = severity === "W" ? "warning" : "error";
+/**
+ * formatJson writes component-base's JSON line (zapr over zap, as
+ * `--logging-format=json` gives in Kubernetes components): `ts` in
+ * milliseconds since the epoch with a fraction, `caller` as zap's short
+ * caller (`dir/file:line`), `msg`, the logger's own fields, then `v` for
+ * info lines (error lines have none), then the call's fields. Errors are
+ * rendered as their message, as zap does for an `err` field.
+ */
+function formatJson(severity: Severity, time: number, site: CallSite | undefined, level: number, message: string, context: LogFields, fields: LogFields | undefined): string {
+  const record: Record<string, unknown> = { ts: time };
+  if (site) record["caller"] = `${shortPath(site.path)}:${site.line}`;
+  record["msg"] = message;
+  addJsonFields(record, context);
+  if (severity !== "E") record["v"] = level;
+  if (fields) addJsonFields(record, fields);
   return JSON.stringify(record);
 }
 
-// klog's header: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg
-function formatText(severity: Severity, time: number, message: string, fields: LogFields): string {
-  const date = new Date(time);
-  const pad = (n: number, width = 2) => String(n).padStart(width, "0");
-  const header =
-    `${severity}${pad(date.getUTCMonth() + 1)}${pad(date.getUTCDate())} ` +
-    `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}.` +
-    `${pad(date.getUTCMilliseconds() * 1000, 6)} ${String(process.pid).padStart(7)} attacher]`;
-  let line = `${header} ${JSON.stringify(message)}`;
+function addJsonFields(record: Record<string, unknown>, fields: LogFields): void {
   for (const [key, value] of Object.entries(fields)) {
     if (value === undefined) continue;
-    line += ` ${key}=${renderTextValue(value)}`;
+    record[key] = value instanceof Error ? value.message : value;
   }
+}
+
+/**
+ * formatText writes klog's header exactly: `Lmmdd hh:mm:ss.uuuuuu`, the
+ * process ID right-aligned in 7 columns (klog keeps its last 7 digits), then
+ * ` file:line] `, then the quoted message and key=value pairs as klog's
+ * structured calls (InfoS/ErrorS) print them. Time is local time, as klog's.
+ */
+function formatText(severity: Severity, time: number, pid: number, site: CallSite | undefined, message: string, context: LogFields, fields: LogFields | undefined): string {
+  const date = new Date(Math.floor(time));
+  // Sub-millisecond digits come from the fraction of `time`; rounding keeps 123.456 ms from printing as 123455 µs.
+  const micros = Math.min(999_999, Math.round((time % 1000) * 1000));
+  const location = site ? `${baseName(site.path)}:${site.line}` : "???:1";
+  let line =
+    `${severity}${two(date.getMonth() + 1)}${two(date.getDate())} ` +
+    `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}.` +
+    `${String(micros).padStart(6, "0")} ${String(pid % 10_000_000).padStart(7)} ${location}] ${JSON.stringify(message)}`;
+  line += textFields(context);
+  if (fields) line += textFields(fields);
   return line;
 }
 
+function two(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+function textFields(fields: LogFields): string {
+  let out = "";
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    out += ` ${key}=${renderTextValue(value)}`;
+  }
+  return out;
+}
+
 function renderTextValue(value: unknown): string {
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  if (value instanceof Error) return JSON.stringify(value.message);
-  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null) return "<nil>";
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  if (value instanceof Error) return renderTextString(value.message);
+  if (typeof value === "string") return renderTextString(value);
   return JSON.stringify(value) ?? String(value);
+}
+
+/**
+ * renderTextString quotes a one-line string; a multi-line one is printed as
+ * klog does, each line indented by a tab between `<` and ` >`, so that stack
+ * traces and driver messages stay readable.
+ */
+function renderTextString(value: string): string {
+  if (!value.includes("\n")) return JSON.stringify(value);
+  const body = value.endsWith("\n") ? value.slice(0, -1) : value;
+  return `<\n\t${body.split("\n").join("\n\t")}\n >`;
 }

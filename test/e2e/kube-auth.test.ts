@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { $ } from "bun";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeApiError, KubeTransportError } from "../../src/kube/errors";
 import { KubeClient } from "../../src/kube/http-client";
 import { loadKubeConnection } from "../../src/kube/kubeconfig";
+import { AdminClient, type KubeObject } from "../cluster/admin-client";
+import { waitForCondition } from "../cluster/managed-process";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 
 /**
@@ -52,6 +54,34 @@ async function canListVolumeAttachments(client: KubeClient): Promise<boolean> {
   return list.kind === "VolumeAttachmentList";
 }
 
+/** Writes the files a pod's service account volume holds, under `<dir>/<name>`; the root is client-node's in-cluster path prefix. */
+function writePodServiceAccount(name: string, token: string): { root: string; tokenPath: string } {
+  const root = join(dir, name);
+  const accountDir = join(root, "var/run/secrets/kubernetes.io/serviceaccount");
+  mkdirSync(accountDir, { recursive: true });
+  const tokenPath = join(accountDir, "token");
+  writeFileSync(tokenPath, token);
+  writeFileSync(join(accountDir, "ca.crt"), cluster.caPem);
+  writeFileSync(join(accountDir, "namespace"), "kube-system");
+  return { root, tokenPath };
+}
+
+/** Runs `body` with KUBERNETES_SERVICE_HOST/PORT pointing at the test apiserver, as in a pod. */
+async function inCluster(body: () => Promise<void>): Promise<void> {
+  const url = new URL(cluster.server);
+  const saved = { host: process.env["KUBERNETES_SERVICE_HOST"], port: process.env["KUBERNETES_SERVICE_PORT"] };
+  process.env["KUBERNETES_SERVICE_HOST"] = url.hostname;
+  process.env["KUBERNETES_SERVICE_PORT"] = url.port;
+  try {
+    await body();
+  } finally {
+    for (const [key, value] of [["KUBERNETES_SERVICE_HOST", saved.host], ["KUBERNETES_SERVICE_PORT", saved.port]] as const) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+}
+
 describe("API client authentication", () => {
   it("authenticates with a client certificate from the kubeconfig", async () => {
     const kubeconfig = writeKubeconfig("cert.kubeconfig", {
@@ -70,26 +100,58 @@ describe("API client authentication", () => {
   });
 
   it("uses the in-cluster service account token, CA and KUBERNETES_SERVICE_HOST/PORT without a kubeconfig", async () => {
-    const root = join(dir, "pod");
-    const accountDir = join(root, "var/run/secrets/kubernetes.io/serviceaccount");
-    mkdirSync(accountDir, { recursive: true });
-    writeFileSync(join(accountDir, "token"), cluster.adminToken);
-    writeFileSync(join(accountDir, "ca.crt"), cluster.caPem);
-    writeFileSync(join(accountDir, "namespace"), "kube-system");
-    const url = new URL(cluster.server);
-    const saved = { host: process.env["KUBERNETES_SERVICE_HOST"], port: process.env["KUBERNETES_SERVICE_PORT"] };
-    process.env["KUBERNETES_SERVICE_HOST"] = url.hostname;
-    process.env["KUBERNETES_SERVICE_PORT"] = url.port;
-    try {
+    const { root } = writePodServiceAccount("pod", cluster.adminToken);
+    await inCluster(async () => {
       const connection = await loadKubeConnection({ inClusterPathPrefix: root });
       expect(connection.server).toBe(cluster.server);
       expect(await canListVolumeAttachments(new KubeClient({ connection }))).toBe(true);
-    } finally {
-      for (const [key, value] of [["KUBERNETES_SERVICE_HOST", saved.host], ["KUBERNETES_SERVICE_PORT", saved.port]] as const) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
-    }
+    });
+  });
+
+  it("keeps working when the kubelet rotates the bound service-account token and the old one is revoked", async () => {
+    const admin = new AdminClient(cluster);
+    await admin.create("/api/v1/namespaces/default/serviceaccounts", { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "rotating" } });
+    await admin.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "rotating-sa-admin" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ kind: "ServiceAccount", name: "rotating", namespace: "default" }],
+    });
+    // A bound token dies with the object it is bound to: deleting its Secret revokes it.
+    const boundToken = async (secretName: string): Promise<string> => {
+      const secret: KubeObject = await admin.create("/api/v1/namespaces/default/secrets", { apiVersion: "v1", kind: "Secret", metadata: { name: secretName } });
+      const request = await admin.request<{ status: { token: string } }>("POST", "/api/v1/namespaces/default/serviceaccounts/rotating/token", {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: { expirationSeconds: 3600, boundObjectRef: { apiVersion: "v1", kind: "Secret", name: secretName, uid: secret.metadata?.uid } },
+      });
+      return request.status.token;
+    };
+    const tokenAccepted = async (token: string): Promise<boolean> => {
+      const res = await fetch(`${cluster.server}/apis/storage.k8s.io/v1/volumeattachments?limit=1`, { headers: { Authorization: `Bearer ${token}` }, tls: { ca: cluster.caPem } });
+      await res.text();
+      return res.ok;
+    };
+
+    const oldToken = await boundToken("token-binding-old");
+    const { root, tokenPath } = writePodServiceAccount("rotating-pod", oldToken);
+    // RBAC learns of the new binding through its informers: wait until it applies.
+    await waitForCondition(() => tokenAccepted(oldToken), { description: "the service account's binding to take effect", timeoutMs: 30_000 });
+
+    await inCluster(async () => {
+      const client = new KubeClient({ connection: await loadKubeConnection({ inClusterPathPrefix: root, tokenFileCheckMs: 0 }) });
+      expect(await canListVolumeAttachments(client)).toBe(true);
+
+      const newToken = await boundToken("token-binding-new");
+      // The kubelet writes the new token beside the old one and swaps it in.
+      writeFileSync(`${tokenPath}.new`, newToken);
+      renameSync(`${tokenPath}.new`, tokenPath);
+      await admin.delete("/api/v1/namespaces/default/secrets/token-binding-old");
+      await waitForCondition(async () => !(await tokenAccepted(oldToken)), { description: "the old token to be revoked", timeoutMs: 30_000 });
+
+      expect(await canListVolumeAttachments(client)).toBe(true);
+    });
   });
 
   it("refuses a server whose certificate the configured CA did not sign", async () => {

@@ -14,6 +14,8 @@ export interface AttacherOptions {
   readonly args?: readonly string[];
   /** Name for log files when one test runs several attachers. Default "attacher". */
   readonly name?: string;
+  /** Extra environment variables, on top of the test's own environment. */
+  readonly env?: Record<string, string>;
 }
 
 /**
@@ -42,13 +44,21 @@ export class AttacherProcess implements AsyncDisposable {
   }
 }
 
+/**
+ * Upstream's default client-side limit (5 qps, burst 10) would make tests
+ * that create many objects wait on it; a test that wants the limit passes
+ * its own --kube-api-qps/--kube-api-burst, which come later and win.
+ */
+const unthrottled = ["--kube-api-qps=1000", "--kube-api-burst=2000"];
+
 /** startAttacher runs dist/csi-attacher with the given flags and waits until its caches have synced. */
 export async function startAttacher(options: AttacherOptions, waitForSync = true): Promise<AttacherProcess> {
   if (!existsSync(attacherBinary)) throw new Error(`${attacherBinary} is missing: run \`bun run build\` first`);
   const process = spawnManaged({
     name: options.name ?? "attacher",
-    command: [attacherBinary, `--kubeconfig=${options.kubeconfig}`, `--csi-address=${options.csiAddress}`, "-v=4", ...(options.args ?? [])],
+    command: [attacherBinary, `--kubeconfig=${options.kubeconfig}`, `--csi-address=${options.csiAddress}`, "-v=4", ...unthrottled, ...(options.args ?? [])],
     logDir: options.logDir,
+    ...(options.env ? { env: { ...globalThis.process.env, ...options.env } } : {}),
   });
   const attacher = new AttacherProcess(process);
   if (waitForSync) await attacher.waitForLog(/"Caches synced"/);

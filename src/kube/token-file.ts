@@ -1,0 +1,88 @@
+import { readFileSync, statSync } from "node:fs";
+
+export interface TokenFileOptions {
+  /** Path of the token file, e.g. the service account's projected token. */
+  readonly path: string;
+  /** A token read longer ago than this is read again even if the file looks unchanged. Default 60 s (client-go's cachingTokenSource). */
+  readonly maxAgeMs?: number;
+  /** How often, at most, the file is stat()ed to notice a rotation early. Default 1 s; 0 checks on every call. */
+  readonly checkIntervalMs?: number;
+  /** Milliseconds clock. Default: performance.now. */
+  readonly now?: () => number;
+}
+
+interface FileStamp {
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+/**
+ * TokenFile hands out the bearer token in a file that the kubelet rewrites
+ * as it rotates the pod's bound service-account token, so the attacher keeps
+ * authenticating across rotations without a restart. Like client-go's
+ * cachingTokenSource it re-reads the file at least once a minute; it also
+ * notices a rotation sooner by the file's identity (inode, size, mtime:
+ * the kubelet swaps a symlink, which changes all three), checked at most
+ * once a second so the hot path costs a clock read.
+ */
+export class TokenFile {
+  private readonly path: string;
+  private readonly maxAgeMs: number;
+  private readonly checkIntervalMs: number;
+  private readonly now: () => number;
+  private cached: string;
+  private stamp: FileStamp;
+  private readAt: number;
+  private checkedAt: number;
+
+  constructor(options: TokenFileOptions) {
+    this.path = options.path;
+    this.maxAgeMs = options.maxAgeMs ?? 60_000;
+    this.checkIntervalMs = options.checkIntervalMs ?? 1_000;
+    this.now = options.now ?? (() => performance.now());
+    this.stamp = this.stat();
+    this.cached = this.read();
+    this.readAt = this.checkedAt = this.now();
+  }
+
+  /**
+   * token returns the current token. A file that cannot be read after
+   * start-up (mid-rotation) leaves the last good token in use; the next
+   * check tries again.
+   */
+  token(): string {
+    const now = this.now();
+    if (now - this.readAt < this.maxAgeMs && now - this.checkedAt < this.checkIntervalMs) return this.cached;
+    this.checkedAt = now;
+    let stamp: FileStamp;
+    try {
+      stamp = this.stat();
+      if (now - this.readAt < this.maxAgeMs && sameStamp(stamp, this.stamp)) return this.cached;
+      const token = this.read();
+      if (token === "") return this.cached;
+      this.cached = token;
+    } catch (e: unknown) {
+      // The kubelet swaps the file atomically, so a failure here is a passing
+      // state or a broken mount; both are better served by the last token.
+      if (e instanceof Error && "code" in e) return this.cached;
+      throw e;
+    }
+    this.stamp = stamp;
+    this.readAt = now;
+    return this.cached;
+  }
+
+  private stat(): FileStamp {
+    const { ino, size, mtimeMs } = statSync(this.path);
+    return { ino, size, mtimeMs };
+  }
+
+  private read(): string {
+    return readFileSync(this.path, "utf8").trim();
+  }
+}
+
+function sameStamp(a: FileStamp, b: FileStamp): boolean {
+  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}

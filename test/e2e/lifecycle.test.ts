@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AdminClient } from "../cluster/admin-client";
+import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
+import { startAttacher } from "./support/attacher-process";
+import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+
+/** How the compiled attacher ends: on a signal, and when its driver goes away. */
+let cluster: TestCluster;
+let admin: AdminClient;
+
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  admin = new AdminClient(cluster);
+});
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+function scratchDir(name: string): string {
+  return mkdtempSync(join(tmpdir(), `e2e-lifecycle-${name}-`));
+}
+
+async function createAttachment(driverName: string, node: string, name: string): Promise<void> {
+  await admin.create(paths.persistentVolumes, persistentVolume(`pv-${name}`, { driver: driverName, volumeHandle: `vol-${name}` }));
+  await admin.create(paths.volumeAttachments, volumeAttachment(name, driverName, node, `pv-${name}`));
+}
+
+describe("signals", () => {
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    // That nothing new starts after the signal is shown in test/unit/controller/shutdown.test.ts.
+    it(`on ${signal}, finishes the publish in flight and records it on the VA before exiting 0`, async () => {
+      const dir = scratchDir(signal);
+      const driverName = `${signal.toLowerCase()}.fake.csi.test`;
+      const node = `${signal.toLowerCase()}-node`;
+      const name = `in-flight-${signal.toLowerCase()}`;
+      await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
+      await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
+      // A long --timeout: the held publish must outlive the signal without timing out.
+      await using attacher = await startAttacher({ kubeconfig: cluster.kubeconfigPath, csiAddress: driver.csiSocket, logDir: dir, args: ["--timeout=2m"] });
+      await driver.control.script("ControllerPublishVolume", [{ hang: true, volumeId: `vol-${name}` }]);
+      await createAttachment(driverName, node, name);
+      await driver.control.waitForHung("ControllerPublishVolume", 1, { timeoutMs: 30_000 });
+
+      process.kill(attacher.process.pid, signal);
+      await attacher.waitForLog(/"Received signal, shutting down"/);
+      expect(attacher.process.running).toBe(true);
+      await driver.control.release("ControllerPublishVolume");
+
+      expect(await attacher.process.exited).toBe(0);
+      const inFlight = await admin.get<VolumeAttachmentJson>(paths.volumeAttachment(name));
+      expect(inFlight.status).toEqual({ attached: true, attachmentMetadata: { devicePath: `/dev/fake/vol-${name}` } });
+      expect((await driver.control.calls("ControllerPublishVolume")).map((call) => call.code)).toEqual(["OK"]);
+    });
+  }
+});
+
+describe("losing the driver", () => {
+  it("writes 'Lost connection to CSI driver, exiting' to the termination log and exits 1", async () => {
+    const dir = scratchDir("termination-log");
+    const driverName = "terminated.fake.csi.test";
+    const node = "terminated-node";
+    // The kubelet creates the file it mounts; the attacher only writes into it.
+    const terminationLog = join(dir, "termination-log");
+    writeFileSync(terminationLog, "");
+    await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
+    await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
+    await using attacher = await startAttacher({
+      kubeconfig: cluster.kubeconfigPath,
+      csiAddress: driver.csiSocket,
+      logDir: dir,
+      env: { CSI_ATTACHER_TERMINATION_LOG: terminationLog },
+    });
+    // Attach once so that a connection to the driver is open.
+    await createAttachment(driverName, node, "terminated");
+    await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("terminated"), (va) => va?.status?.attached === true);
+    await driver.kill();
+    expect(await attacher.process.exited).toBe(1);
+    expect(readFileSync(terminationLog, "utf8")).toBe("Lost connection to CSI driver, exiting\n");
+  });
+});
+
+describe("client-side API rate limit", () => {
+  it("attaches and detaches with --kube-api-qps=1 --kube-api-burst=1", async () => {
+    const dir = scratchDir("low-qps");
+    const driverName = "low-qps.fake.csi.test";
+    const node = "low-qps-node";
+    await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
+    await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
+    await using _attacher = await startAttacher({ kubeconfig: cluster.kubeconfigPath, csiAddress: driver.csiSocket, logDir: dir, args: ["--kube-api-qps=1", "--kube-api-burst=1"] });
+    await createAttachment(driverName, node, "low-qps");
+    const attached = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("low-qps"), (va) => va?.status?.attached === true, 60_000);
+    expect(attached?.metadata.finalizers).toEqual(["external-attacher/low-qps-fake-csi-test"]);
+    await admin.delete(paths.volumeAttachment("low-qps"));
+    await admin.waitFor(paths.volumeAttachment("low-qps"), (va) => va === null, 60_000);
+    expect((await driver.control.calls("ControllerUnpublishVolume")).map((call) => call.code)).toEqual(["OK"]);
+  });
+});
