@@ -31,7 +31,7 @@ beforeAll(async () => {
   resyncSetup = await startFakeDriverSetup(cluster, admin, {
     driverName: "resync.fake.csi.test",
     nodes: [node],
-    attacherArgs: ["--retry-interval-start=10m", "--resync=1s"],
+    attacherArgs: ["--retry-interval-start=10m", "--retry-interval-max=10m", "--resync=1s"],
   });
 });
 
