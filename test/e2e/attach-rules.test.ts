@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient } from "../cluster/admin-client";
+import { AdminApiError, AdminClient } from "../cluster/admin-client";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
 import { csiNode, paths, persistentVolume, type VolumeAttachmentJson } from "./support/objects";
@@ -150,6 +150,18 @@ describe("sources", () => {
     expect({ message: failed?.status?.attachError?.message, finalizers: failed?.metadata.finalizers }).toEqual({
       message: "pv spec contained non-csi source that was not migrated",
       finalizers: undefined,
+    });
+  });
+  it("cannot be shown a VA with both sources or neither: the API server refuses them (they are unit-tested)", async () => {
+    const refusal = async (name: string, source: object) => {
+      const va = { ...ruleVolumeAttachment(name, { attacher: setup.driverName, node, pv: "pv-any" }) };
+      const answer = await admin.create(paths.volumeAttachments, { ...va, spec: { ...va.spec, source } }).catch((e: unknown) => e);
+      return answer instanceof AdminApiError ? { status: answer.status, reason: answer.reason } : "accepted";
+    };
+    const inline = { accessModes: ["ReadWriteOnce"], csi: { driver: setup.driverName, volumeHandle: "vol-both" } };
+    expect({ both: await refusal("both", { persistentVolumeName: "pv-any", inlineVolumeSpec: inline }), neither: await refusal("neither", {}) }).toEqual({
+      both: { status: 422, reason: "Invalid" },
+      neither: { status: 422, reason: "Invalid" },
     });
   });
 });
