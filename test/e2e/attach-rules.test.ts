@@ -195,3 +195,32 @@ describe("node IDs on attach", () => {
     });
   });
 });
+
+describe("trivial handler", () => {
+  it("marks VAs attached with no finalizer and no driver call when the driver has no controller service at all", async () => {
+    const trivial = await startFakeDriverSetup(cluster, admin, {
+      driverName: "nocontroller.fake.csi.test",
+      config: { pluginCapabilities: [] },
+      attacherArgs: [],
+    });
+    try {
+      await admin.create(paths.persistentVolumes, persistentVolume("pv-nocontroller", { driver: trivial.driverName, volumeHandle: "vol-nocontroller" }));
+      await admin.create(paths.volumeAttachments, ruleVolumeAttachment("nocontroller", { attacher: trivial.driverName, node, pv: "pv-nocontroller" }));
+      const attached = await waitForVa("nocontroller", (va) => va?.status?.attached === true);
+      const pv = await admin.get<{ metadata: { name: string; finalizers?: string[] } }>(paths.persistentVolume("pv-nocontroller"));
+      expect({
+        va: { finalizers: attached?.metadata.finalizers, annotations: attached?.metadata.annotations, status: attached?.status },
+        pvFinalizers: pv.metadata.finalizers,
+        calls: (await trivial.driver.control.calls()).map((call) => call.method).filter((method) => method.startsWith("Controller")),
+      }).toEqual({
+        va: { finalizers: undefined, annotations: undefined, status: { attached: true } },
+        pvFinalizers: ["kubernetes.io/pv-protection"],
+        calls: [],
+      });
+      await admin.delete(paths.volumeAttachment("nocontroller"));
+      await waitForVa("nocontroller", (va) => va === null);
+    } finally {
+      await stopFakeDriverSetup(trivial);
+    }
+  });
+});
