@@ -22,14 +22,19 @@ import { cachedPersistentVolume, csiSourceOf, volumeSourceOf } from "./volume-so
 export type CsiHandlerApi = Pick<AttacherApi, "patchPersistentVolume" | "secretData">;
 
 export interface CsiHandlerOptions {
+  /** The driver's name (GetPluginInfo): CSINode entries and the migration rollback are matched on it. */
   readonly driverName: string;
+  /** ControllerPublishVolume / ControllerUnpublishVolume. */
   readonly csi: CsiClient;
   /** PV finalizer patches and Secrets. */
   readonly api: CsiHandlerApi;
   /** Every VA write. */
   readonly writer: VolumeAttachmentWriter;
+  /** PV cache: sources are read from it, never from the API. */
   readonly pvs: Store<PersistentVolume>;
+  /** VA cache: the handler indexes it by PV name for the PV rules. */
   readonly vas: Store<VolumeAttachment>;
+  /** CSINode cache (our driver's entry only): node IDs. */
   readonly csiNodes: Store<CsiNode>;
   /** VA names the reconciler wants synced even though their status says there is nothing to do. */
   readonly forcedSyncs: ForcedSyncs;

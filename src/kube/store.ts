@@ -21,6 +21,15 @@ export class Store<T extends KubeObject> {
   // events applied since, each replaced by the response to our own write when
   // that is newer; a name maps to the newest version we have seen.
   private readonly items = new Map<string, T>();
+  // Invariant: for a name whose cached object came from applyOwnWrite and
+  // whose watch event has not arrived yet, `seenByHandlers` holds the version
+  // the handlers were last told about. The watch event is then delivered as
+  // an update from that version, as client-go's informer (whose cache our
+  // writes never touch) delivers it. Delivered as an update of the cached
+  // own write instead, old and new would share a resourceVersion and look
+  // like a periodic resync, which always re-queues: a saved attachError
+  // would then retry at once and defeat the back-off.
+  private readonly seenByHandlers = new Map<string, T>();
   private readonly handlers: StoreHandlers<T>[] = [];
 
   addHandlers(handlers: StoreHandlers<T>): void {
@@ -48,9 +57,12 @@ export class Store<T extends KubeObject> {
    * handlers' notification.
    */
   upsert(object: T): void {
-    const previous = this.items.get(object.metadata.name);
-    if (previous && isNewer(previous.metadata.resourceVersion, object.metadata.resourceVersion)) return;
-    this.items.set(object.metadata.name, object);
+    const name = object.metadata.name;
+    const cached = this.items.get(name);
+    if (cached && isNewer(cached.metadata.resourceVersion, object.metadata.resourceVersion)) return;
+    const previous = this.seenByHandlers.get(name) ?? cached;
+    this.seenByHandlers.delete(name);
+    this.items.set(name, object);
     for (const handler of this.handlers) {
       if (previous) handler.onUpdate?.(previous, object);
       else handler.onAdd?.(object);
@@ -61,6 +73,7 @@ export class Store<T extends KubeObject> {
   remove(object: T): void {
     // The object handed on is the final state the server sent with the deletion.
     this.items.delete(object.metadata.name);
+    this.seenByHandlers.delete(object.metadata.name);
     for (const handler of this.handlers) handler.onDelete?.(object);
   }
 
@@ -93,6 +106,9 @@ export class Store<T extends KubeObject> {
     // meanwhile (its DELETED event came before our write's response, as when
     // removing the last finalizer deletes the VA) and must stay gone.
     if (!cached || !isNewer(object.metadata.resourceVersion, cached.metadata.resourceVersion)) return;
+    // Only the first own write since the handlers' last event: a second one
+    // replaces an object the handlers never saw.
+    if (!this.seenByHandlers.has(object.metadata.name)) this.seenByHandlers.set(object.metadata.name, cached);
     this.items.set(object.metadata.name, object);
   }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient } from "../cluster/admin-client";
+import { AdminApiError, AdminClient } from "../cluster/admin-client";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
 import { csiNode, paths, persistentVolume, type VolumeAttachmentJson } from "./support/objects";
@@ -31,7 +31,7 @@ beforeAll(async () => {
   resyncSetup = await startFakeDriverSetup(cluster, admin, {
     driverName: "resync.fake.csi.test",
     nodes: [node],
-    attacherArgs: ["--retry-interval-start=10m", "--resync=1s"],
+    attacherArgs: ["--retry-interval-start=10m", "--retry-interval-max=10m", "--resync=1s"],
   });
 });
 
@@ -152,6 +152,18 @@ describe("sources", () => {
       finalizers: undefined,
     });
   });
+  it("cannot be shown a VA with both sources or neither: the API server refuses them (they are unit-tested)", async () => {
+    const refusal = async (name: string, source: object) => {
+      const va = { ...ruleVolumeAttachment(name, { attacher: setup.driverName, node, pv: "pv-any" }) };
+      const answer = await admin.create(paths.volumeAttachments, { ...va, spec: { ...va.spec, source } }).catch((e: unknown) => e);
+      return answer instanceof AdminApiError ? { status: answer.status, reason: answer.reason } : "accepted";
+    };
+    const inline = { accessModes: ["ReadWriteOnce"], csi: { driver: setup.driverName, volumeHandle: "vol-both" } };
+    expect({ both: await refusal("both", { persistentVolumeName: "pv-any", inlineVolumeSpec: inline }), neither: await refusal("neither", {}) }).toEqual({
+      both: { status: 422, reason: "Invalid" },
+      neither: { status: 422, reason: "Invalid" },
+    });
+  });
 });
 
 describe("node IDs on attach", () => {
@@ -181,5 +193,34 @@ describe("node IDs on attach", () => {
       message: `CSINode other-driver-node does not contain driver ${setup.driverName}`,
       calls: [],
     });
+  });
+});
+
+describe("trivial handler", () => {
+  it("marks VAs attached with no finalizer and no driver call when the driver has no controller service at all", async () => {
+    const trivial = await startFakeDriverSetup(cluster, admin, {
+      driverName: "nocontroller.fake.csi.test",
+      config: { pluginCapabilities: [] },
+      attacherArgs: [],
+    });
+    try {
+      await admin.create(paths.persistentVolumes, persistentVolume("pv-nocontroller", { driver: trivial.driverName, volumeHandle: "vol-nocontroller" }));
+      await admin.create(paths.volumeAttachments, ruleVolumeAttachment("nocontroller", { attacher: trivial.driverName, node, pv: "pv-nocontroller" }));
+      const attached = await waitForVa("nocontroller", (va) => va?.status?.attached === true);
+      const pv = await admin.get<{ metadata: { name: string; finalizers?: string[] } }>(paths.persistentVolume("pv-nocontroller"));
+      expect({
+        va: { finalizers: attached?.metadata.finalizers, annotations: attached?.metadata.annotations, status: attached?.status },
+        pvFinalizers: pv.metadata.finalizers,
+        calls: (await trivial.driver.control.calls()).map((call) => call.method).filter((method) => method.startsWith("Controller")),
+      }).toEqual({
+        va: { finalizers: undefined, annotations: undefined, status: { attached: true } },
+        pvFinalizers: ["kubernetes.io/pv-protection"],
+        calls: [],
+      });
+      await admin.delete(paths.volumeAttachment("nocontroller"));
+      await waitForVa("nocontroller", (va) => va === null);
+    } finally {
+      await stopFakeDriverSetup(trivial);
+    }
   });
 });

@@ -3,7 +3,7 @@ import { AdminClient } from "../cluster/admin-client";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
 import { csiNode, paths, persistentVolume, type VolumeAttachmentJson } from "./support/objects";
-import { callsFor, ruleVolumeAttachment } from "./support/rule-objects";
+import { callsFor, nodeIdAnnotation, ruleVolumeAttachment } from "./support/rule-objects";
 
 /**
  * The detach rules of the spec (§ Detach, § Errors from the driver, § Words
@@ -39,6 +39,26 @@ async function attach(name: string, onNode = node, finalizers?: string[]): Promi
   await admin.create(paths.persistentVolumes, persistentVolume(`pv-${name}`, { driver: setup.driverName, volumeHandle: `vol-${name}` }));
   await admin.create(paths.volumeAttachments, ruleVolumeAttachment(name, { attacher: setup.driverName, node: onNode, pv: `pv-${name}`, ...(finalizers ? { finalizers } : {}) }));
   await waitForVa(name, (va) => va?.status?.attached === true);
+}
+
+/**
+ * Annotates the VA with a node ID the CSINode does not have, so that a
+ * detach shows which of the two it used.
+ */
+async function rememberNodeId(name: string, nodeId: string): Promise<void> {
+  await admin.patch(paths.volumeAttachment(name), { metadata: { annotations: { [nodeIdAnnotation]: nodeId } } });
+}
+
+/**
+ * Waits until the attacher's CSINode cache reflects a change on `onNode`: a
+ * probe VA on that node fails to attach with `message` only once it does.
+ */
+async function waitForCsiNodeChange(onNode: string, message: string): Promise<void> {
+  const probe = `probe-${onNode}`;
+  await admin.create(paths.persistentVolumes, persistentVolume(`pv-${probe}`, { driver: setup.driverName, volumeHandle: `vol-${probe}` }));
+  await admin.create(paths.volumeAttachments, ruleVolumeAttachment(probe, { attacher: setup.driverName, node: onNode, pv: `pv-${probe}` }));
+  await waitForVa(probe, (va) => va?.status?.attachError?.message === message);
+  await admin.delete(paths.volumeAttachment(probe));
 }
 
 async function unpublishes(name: string) {
@@ -116,18 +136,22 @@ describe("detach", () => {
 describe("node IDs on detach", () => {
   it("unpublishes from the node ID in the VA annotation when the CSINode is gone", async () => {
     await attach("vanished", "vanishing-node");
+    await rememberNodeId("vanished", "remembered-id");
     await admin.delete(paths.csiNode("vanishing-node"));
+    await waitForCsiNodeChange("vanishing-node", 'csinode.storage.k8s.io "vanishing-node" not found');
     await admin.delete(paths.volumeAttachment("vanished"));
     await waitForVa("vanished", (va) => va === null);
-    expect(await unpublishes("vanished")).toEqual([{ code: "OK", request: { volumeId: "vol-vanished", nodeId: "vanishing-node-id" } }]);
+    expect(await unpublishes("vanished")).toEqual([{ code: "OK", request: { volumeId: "vol-vanished", nodeId: "remembered-id" } }]);
   });
 
   it("unpublishes from the node ID in the VA annotation when the CSINode no longer lists the driver", async () => {
     await attach("unregistered", "unregistering-node");
+    await rememberNodeId("unregistered", "remembered-id");
     await admin.patch(paths.csiNode("unregistering-node"), { spec: { drivers: [{ name: "someone.else.csi", nodeID: "x", topologyKeys: null }] } });
+    await waitForCsiNodeChange("unregistering-node", `CSINode unregistering-node does not contain driver ${setup.driverName}`);
     await admin.delete(paths.volumeAttachment("unregistered"));
     await waitForVa("unregistered", (va) => va === null);
-    expect(await unpublishes("unregistered")).toEqual([{ code: "OK", request: { volumeId: "vol-unregistered", nodeId: "unregistering-node-id" } }]);
+    expect(await unpublishes("unregistered")).toEqual([{ code: "OK", request: { volumeId: "vol-unregistered", nodeId: "remembered-id" } }]);
   });
 
   it("saves the CSINode's NotFound as detachError when there is no annotation to fall back on", async () => {

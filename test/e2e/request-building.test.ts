@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient } from "../cluster/admin-client";
+import { AdminApiError, AdminClient } from "../cluster/admin-client";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
 import { paths, persistentVolume, type PersistentVolumeOptions, type VolumeAttachmentJson } from "./support/objects";
@@ -63,8 +63,8 @@ async function accessMode(setup: FakeDriverSetup, name: string, accessModes: str
 
 describe("publish request", () => {
   it("maps access modes as the spec's table says, with and without SINGLE_NODE_MULTI_WRITER", async () => {
-    // The API server refuses a PV with ReadWriteOncePod and another mode, or
-    // with none; those rows are unit-tested (test/unit/controller/access-mode).
+    // The API server refuses ReadWriteOncePod with another mode, and no mode
+    // (see the last test); those rows are unit-tested (unit/controller/access-mode).
     const rows: Record<string, string[]> = {
       rwop: ["ReadWriteOncePod"],
       rwx: ["ReadWriteMany", "ReadOnlyMany"],
@@ -122,6 +122,18 @@ describe("publish request", () => {
       plainMount: { mount: {}, accessMode: { mode: "SINGLE_NODE_WRITER" } },
       richMount: { mount: { fsType: "ext4" }, accessMode: { mode: "SINGLE_NODE_MULTI_WRITER" } },
       richBlock: { block: {}, accessMode: { mode: "SINGLE_NODE_MULTI_WRITER" } },
+    });
+  });
+
+  it("cannot be shown the other error rows: the API server refuses ReadWriteOncePod with another mode, and no mode, even inline (they are unit-tested)", async () => {
+    const refusal = async (name: string, accessModes: string[]) => {
+      const inline = { accessModes, csi: { driver: plain.driverName, volumeHandle: `vol-${name}` } };
+      const answer = await admin.create(paths.volumeAttachments, ruleVolumeAttachment(name, { attacher: plain.driverName, node, inline })).catch((e: unknown) => e);
+      return answer instanceof AdminApiError ? { status: answer.status, reason: answer.reason } : "accepted";
+    };
+    expect({ rwopAndRwo: await refusal("inline-rwop-rwo", ["ReadWriteOncePod", "ReadWriteOnce"]), none: await refusal("inline-none", []) }).toEqual({
+      rwopAndRwo: { status: 422, reason: "Invalid" },
+      none: { status: 422, reason: "Invalid" },
     });
   });
 });

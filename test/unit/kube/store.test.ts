@@ -35,7 +35,18 @@ describe("store", () => {
     store.applyOwnWrite(thing("a", "12", "written"));
     store.upsert(thing("a", "11", "stale"));
     store.upsert(thing("a", "12", "written"));
-    expect({ cached: store.get("a")?.note, events }).toEqual({ cached: "written", events: ["add a@10", "update 12->12"] });
+    expect({ cached: store.get("a")?.note, events }).toEqual({ cached: "written", events: ["add a@10", "update 10->12"] });
+  });
+
+  it("delivers the watch event of our own write as an update from the version handlers last saw, never as a same-version resync", () => {
+    const { store, events } = recordingStore();
+    store.upsert(thing("a", "10"));
+    store.applyOwnWrite(thing("a", "12", "first write"));
+    store.applyOwnWrite(thing("a", "14", "second write"));
+    store.upsert(thing("a", "12", "first write"));
+    store.upsert(thing("a", "14", "second write"));
+    store.upsert(thing("a", "15", "someone else"));
+    expect(events).toEqual(["add a@10", "update 10->14", "update 14->15"]);
   });
 
   it("never lets an own write replace a newer object from the watch", () => {
