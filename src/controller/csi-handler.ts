@@ -10,7 +10,7 @@ import { errorMessage } from "../util/error-message";
 import { migratedToAnnotation } from "./driver-names";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
-import { inTreeDriverOf } from "./migration/in-tree-driver";
+import { isMigratable } from "./migration/in-tree-plugins";
 import { migratedSpecOf } from "./migration/migrated-spec";
 import { nodeIdFor } from "./node-id";
 import type { VolumeAttachmentWriter } from "./va-writer";
@@ -211,7 +211,7 @@ export class CsiHandler implements Handler {
   // Upstream asks csi-translation-lib whether the PV is migratable at all,
   // not whether it migrates to this driver; the same here.
   private migrationRolledBack(pv: PersistentVolume): boolean {
-    if (inTreeDriverOf(pv.spec) === undefined) return false;
+    if (!isMigratable(pv.spec)) return false;
     return pv.metadata.annotations?.[migratedToAnnotation] !== this.options.driverName;
   }
 
