@@ -1,0 +1,151 @@
+import type { CsiNode } from "../kube/objects/csi-node";
+import type { PersistentVolume, PersistentVolumeSpec } from "../kube/objects/persistent-volume";
+import type { VolumeAttachment } from "../kube/objects/volume-attachment";
+import type { Store } from "../kube/store";
+import type { Logger } from "../log/logger";
+import { realClock, type Clock } from "../queue/clock";
+import { abortableSleep } from "../util/abortable-sleep";
+import type { ForcedSyncs } from "./forced-syncs";
+import { nodeIdFor } from "./node-id";
+import { cachedPersistentVolume, csiSourceOf, volumeSourceOf } from "./volume-source";
+
+/** VolumeLister is the one driver call the reconciler needs (CsiClient.listVolumes). */
+export interface VolumeLister {
+  /** listVolumes maps every volume handle the driver knows to the node IDs it is published to. */
+  listVolumes(maxEntries: number, timeoutMs: number): Promise<ReadonlyMap<string, readonly string[]>>;
+}
+
+export interface ReconcilerOptions {
+  /** Our driver's name: only VAs whose spec.attacher is this are compared. */
+  readonly driverName: string;
+  readonly lister: VolumeLister;
+  readonly vas: Store<VolumeAttachment>;
+  readonly pvs: Store<PersistentVolume>;
+  readonly csiNodes: Store<CsiNode>;
+  /** Where a mismatch asks the CSI handler for one sync it would otherwise skip. */
+  readonly forcedSyncs: ForcedSyncs;
+  /** The VA work queue ("csi-attacher-va"); only `add` is used. */
+  readonly vaQueue: { add(name: string): void };
+  /** Time between the end of one pass and the start of the next (--reconcile-sync; default 1m). */
+  readonly periodMs: number;
+  /** ListVolumes page size (--max-entries; 0 = the driver's choice). */
+  readonly maxEntries: number;
+  /** Bound on all ListVolumes pages of one pass together (--timeout; default 15s). */
+  readonly timeoutMs: number;
+  readonly log: Logger;
+  /** Time source of the wait between passes; default the real clock. */
+  readonly clock?: Clock;
+}
+
+/** Target is where a VA's volume should be published. */
+interface Target {
+  readonly volumeHandle: string;
+  readonly nodeId: string;
+}
+
+/**
+ * Reconciler compares, every `periodMs`, what the VAs of our driver say with
+ * what the driver says is published (ListVolumes with published nodes), as
+ * upstream's ReconcileVA does. A VA whose `status.attached` disagrees with
+ * "its node is among the volume's published nodes", in either direction, is
+ * marked for a forced sync and queued: the CSI handler then publishes or
+ * unpublishes again although the status says there is nothing to do. The
+ * reconciler itself never writes to the API and never calls publish or
+ * unpublish, so the VA queue stays the only path to both and one VA is
+ * never worked on twice at once.
+ */
+export class Reconciler {
+  private readonly clock: Clock;
+
+  constructor(private readonly options: ReconcilerOptions) {
+    this.clock = options.clock ?? realClock;
+  }
+
+  /**
+   * run reconciles at once, then `periodMs` after each pass ends, until
+   * `signal` aborts. The caller must have waited for the stores' first
+   * lists: against a half-filled cache a VA would be skipped at best.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const { log, periodMs, maxEntries } = this.options;
+    log.v(2).info("Starting VolumeAttachment reconciler", { periodMs, maxEntries });
+    while (!signal.aborted) {
+      await this.reconcile();
+      await abortableSleep(periodMs, signal, this.clock);
+    }
+  }
+
+  /**
+   * reconcile makes one pass. A failed ListVolumes is logged and the pass
+   * ends: the next period tries again, and nothing is forced meanwhile.
+   */
+  async reconcile(): Promise<void> {
+    const { driverName, lister, maxEntries, timeoutMs, log } = this.options;
+    log.v(4).info("Reconciling VolumeAttachments with driver backend state");
+    // The VAs are taken before the driver is asked, as upstream does: a VA
+    // created during the listing is left for the next pass rather than
+    // compared with a listing that may predate its publish.
+    const vas = [...this.options.vas.list()].filter((va) => va.spec.attacher === driverName);
+    let published: ReadonlyMap<string, readonly string[]>;
+    try {
+      published = await lister.listVolumes(maxEntries, timeoutMs);
+    } catch (e: unknown) {
+      log.error("Failed to reconcile VolumeAttachment", { err: e });
+      return;
+    }
+    // Deleted VAs and VAs with errors are compared too (upstream skips
+    // neither): a VA being deleted that is still published is exactly what
+    // a forced detach is for.
+    for (const va of vas) {
+      const expected = this.resolve(va);
+      if (!expected) continue;
+      const found = published.get(expected.volumeHandle)?.includes(expected.nodeId) ?? false;
+      const attached = va.status?.attached ?? false;
+      if (found === attached) continue;
+      log.error("VolumeAttachment attached status and actual state do not match. Adding back to VolumeAttachment queue for forced reprocessing", {
+        VolumeAttachment: va.metadata.name,
+        volumeHandle: expected.volumeHandle,
+        attachedStatus: attached,
+        found,
+      });
+      // Mark before adding: a worker may take the name as soon as it is queued.
+      this.options.forcedSyncs.mark(va.metadata.name);
+      this.options.vaQueue.add(va.metadata.name);
+    }
+  }
+
+  /**
+   * resolve finds where a VA should be published. A VA that cannot be
+   * resolved is logged with upstream's words and skipped: its own sync
+   * reports the problem on the VA.
+   */
+  private resolve(va: VolumeAttachment): Target | undefined {
+    const { driverName, csiNodes, pvs, log } = this.options;
+    const vaLog = log.with({ VolumeAttachment: va.metadata.name });
+    let nodeId: string;
+    try {
+      // The annotation fallback, as for detach: a VA whose node is gone may still be published.
+      nodeId = nodeIdFor(csiNodes, driverName, va.spec.nodeName, va);
+    } catch (e: unknown) {
+      vaLog.error("Failed to find node ID err", { err: e });
+      return undefined;
+    }
+    let spec: PersistentVolumeSpec;
+    try {
+      const source = volumeSourceOf(va);
+      spec = source.kind === "pv" ? cachedPersistentVolume(pvs, source.pvName).spec : source.spec;
+    } catch (e: unknown) {
+      vaLog.error("Failed to get PV Spec", { err: e });
+      return undefined;
+    }
+    // An in-tree PV has no CSI source until translated; translating it (and
+    // repairing a GCE PD handle with the node ID) waits for the CSI
+    // migration library, so such a VA is skipped here for now.
+    try {
+      return { volumeHandle: csiSourceOf(spec).volumeHandle, nodeId };
+    } catch (e: unknown) {
+      vaLog.error("Failed to get CSI Source", { err: e });
+      return undefined;
+    }
+  }
+}

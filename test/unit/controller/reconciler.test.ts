@@ -1,0 +1,241 @@
+import { describe, expect, it } from "bun:test";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
+import { Controller, ListVolumesResponseSchema, type ListVolumesRequest } from "../../../gen/csi/v1/csi_pb";
+import { ForcedSyncs } from "../../../src/controller/forced-syncs";
+import { Reconciler } from "../../../src/controller/reconciler";
+import { CsiClient } from "../../../src/csi/csi-client";
+import { parseCsiNode, type CsiNode } from "../../../src/kube/objects/csi-node";
+import { parsePersistentVolume, type PersistentVolume } from "../../../src/kube/objects/persistent-volume";
+import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/objects/volume-attachment";
+import type { KubeObject } from "../../../src/kube/objects/object-meta";
+import { Store } from "../../../src/kube/store";
+import { Logger } from "../../../src/log/logger";
+import { FakeClock } from "../queue/fake-clock";
+import { settle } from "../queue/settle";
+
+const driver = "ours.csi.test";
+
+/** One volume as the driver reports it: its handle and the nodes it is published to. */
+type DriverVolume = readonly [volumeId: string, nodeIds: readonly string[]];
+
+/**
+ * fakeDriver serves ListVolumes from `volumes` through an in-memory Connect
+ * transport, paging by offset tokens as a real driver may, and records every
+ * request. `failures` answers the next calls with Unavailable.
+ */
+function fakeDriver(volumes: DriverVolume[], failures = 0) {
+  const requests: { maxEntries: number; startingToken: string }[] = [];
+  let failing = failures;
+  const transport = createRouterTransport(({ service }) => {
+    service(Controller, {
+      listVolumes(request: ListVolumesRequest) {
+        requests.push({ maxEntries: request.maxEntries, startingToken: request.startingToken });
+        if (failing > 0) {
+          failing--;
+          throw new ConnectError("backend down", Code.Unavailable);
+        }
+        const offset = request.startingToken === "" ? 0 : Number(request.startingToken);
+        const end = request.maxEntries > 0 ? Math.min(offset + request.maxEntries, volumes.length) : volumes.length;
+        return create(ListVolumesResponseSchema, {
+          entries: volumes.slice(offset, end).map(([volumeId, nodeIds]) => ({ volume: { volumeId }, status: { publishedNodeIds: [...nodeIds] } })),
+          nextToken: end < volumes.length ? String(end) : "",
+        });
+      },
+    });
+  });
+  return { client: new CsiClient(transport), requests, volumes };
+}
+
+interface VaOptions {
+  readonly attached: boolean;
+  readonly pv?: string;
+  readonly inlineHandle?: string;
+  readonly node?: string;
+  readonly attacher?: string;
+  readonly deleting?: boolean;
+  readonly nodeIdAnnotation?: string;
+}
+
+function va(name: string, options: VaOptions): VolumeAttachment {
+  return parseVolumeAttachment({
+    metadata: {
+      name,
+      resourceVersion: "1",
+      ...(options.deleting ? { deletionTimestamp: "2026-11-22T11:00:00Z", finalizers: [`external-attacher/ours-csi-test`] } : {}),
+      ...(options.nodeIdAnnotation ? { annotations: { "csi.alpha.kubernetes.io/node-id": options.nodeIdAnnotation } } : {}),
+    },
+    spec: {
+      attacher: options.attacher ?? driver,
+      nodeName: options.node ?? "node-a",
+      source: options.inlineHandle
+        ? { inlineVolumeSpec: { csi: { driver, volumeHandle: options.inlineHandle } } }
+        : { persistentVolumeName: options.pv ?? `pv-${name}` },
+    },
+    status: { attached: options.attached },
+  });
+}
+
+function csiPv(name: string, volumeHandle: string): PersistentVolume {
+  return parsePersistentVolume({ metadata: { name, resourceVersion: "1" }, spec: { csi: { driver, volumeHandle } } });
+}
+
+function csiNode(name: string, nodeId: string): CsiNode {
+  return parseCsiNode({ metadata: { name, resourceVersion: "1" }, spec: { drivers: [{ name: driver, nodeID: nodeId }] } });
+}
+
+function storeOf<T extends KubeObject>(objects: readonly T[]): Store<T> {
+  const store = new Store<T>();
+  for (const object of objects) store.upsert(object);
+  return store;
+}
+
+interface Ground {
+  readonly vas: readonly VolumeAttachment[];
+  readonly pvs?: readonly PersistentVolume[];
+  readonly csiNodes?: readonly CsiNode[];
+  readonly driver: ReturnType<typeof fakeDriver>;
+  readonly maxEntries?: number;
+  readonly clock?: FakeClock;
+}
+
+/** reconcilerOn builds a Reconciler over hand-filled stores; `outcome` reads what it asked for. */
+function reconcilerOn(ground: Ground) {
+  const forcedSyncs = new ForcedSyncs();
+  const enqueued: string[] = [];
+  const lines: string[] = [];
+  const reconciler = new Reconciler({
+    driverName: driver,
+    lister: ground.driver.client,
+    vas: storeOf(ground.vas),
+    pvs: storeOf(ground.pvs ?? []),
+    csiNodes: storeOf(ground.csiNodes ?? [csiNode("node-a", "id-a"), csiNode("node-b", "id-b")]),
+    forcedSyncs,
+    vaQueue: { add: (name) => enqueued.push(name) },
+    periodMs: 60_000,
+    maxEntries: ground.maxEntries ?? 0,
+    timeoutMs: 15_000,
+    log: new Logger({ verbosity: 5, sink: (line) => lines.push(line) }),
+    ...(ground.clock ? { clock: ground.clock } : {}),
+  });
+  // Every name ever enqueued, and which of all VA names are marked (take consumes the mark).
+  const outcome = () => ({
+    enqueued: [...enqueued].sort(),
+    marked: ground.vas.map((v) => v.metadata.name).filter((name) => forcedSyncs.take(name)).sort(),
+  });
+  return { reconciler, outcome, lines, enqueued };
+}
+
+describe("reconciler", () => {
+  it("forces a sync of every VA whose attached status disagrees with the driver, in both directions, across ListVolumes pages", async () => {
+    const csi = fakeDriver([
+      ["vol-attached-ok", ["id-a"]],
+      ["vol-lost", ["id-b"]],
+      ["vol-deleting-published", ["id-a"]],
+      ["vol-detached-ok", []],
+      ["vol-annotated", ["id-gone"]],
+      ["vol-inline", ["id-a"]],
+      ["vol-foreign", []],
+    ]);
+    const { reconciler, outcome } = reconcilerOn({
+      driver: csi,
+      maxEntries: 2,
+      vas: [
+        va("attached-ok", { attached: true }),
+        // Published to another node only: detached behind our back.
+        va("lost", { attached: true }),
+        // Not listed by the driver at all.
+        va("vanished", { attached: true }),
+        // Detached by us while being deleted, but the driver still has it.
+        va("deleting-published", { attached: false, deleting: true }),
+        va("detached-ok", { attached: false }),
+        // The CSINode is gone: the node ID comes from the annotation, and it matches.
+        va("annotated", { attached: true, node: "node-gone", nodeIdAnnotation: "id-gone" }),
+        va("inline", { attached: false, inlineHandle: "vol-inline" }),
+        // Another driver's VA is none of our business.
+        va("foreign", { attached: true, attacher: "other.csi.test" }),
+      ],
+      pvs: [
+        csiPv("pv-attached-ok", "vol-attached-ok"),
+        csiPv("pv-lost", "vol-lost"),
+        csiPv("pv-vanished", "vol-vanished"),
+        csiPv("pv-deleting-published", "vol-deleting-published"),
+        csiPv("pv-detached-ok", "vol-detached-ok"),
+        csiPv("pv-annotated", "vol-annotated"),
+        csiPv("pv-foreign", "vol-foreign"),
+      ],
+    });
+    await reconciler.reconcile();
+    expect({ requests: csi.requests, ...outcome() }).toEqual({
+      requests: [
+        { maxEntries: 2, startingToken: "" },
+        { maxEntries: 2, startingToken: "2" },
+        { maxEntries: 2, startingToken: "4" },
+        { maxEntries: 2, startingToken: "6" },
+      ],
+      enqueued: ["deleting-published", "inline", "lost", "vanished"],
+      marked: ["deleting-published", "inline", "lost", "vanished"],
+    });
+  });
+
+  it("leaves max_entries to the driver when --max-entries is 0", async () => {
+    const csi = fakeDriver([["vol-a", ["id-a"]], ["vol-b", []], ["vol-c", []]]);
+    const { reconciler } = reconcilerOn({ driver: csi, vas: [] });
+    await reconciler.reconcile();
+    expect(csi.requests).toEqual([{ maxEntries: 0, startingToken: "" }]);
+  });
+
+  it("skips VAs whose node ID or volume handle cannot be resolved, with upstream's log words", async () => {
+    // Every one of these would be a mismatch if it were compared: nothing is published.
+    const { reconciler, outcome, lines } = reconcilerOn({
+      driver: fakeDriver([]),
+      vas: [
+        va("no-node", { attached: true, node: "node-unknown" }),
+        va("no-pv", { attached: true }),
+        va("in-tree", { attached: true }),
+      ],
+      pvs: [parsePersistentVolume({ metadata: { name: "pv-in-tree" }, spec: { gcePersistentDisk: { pdName: "disk-1" } } })],
+    });
+    await reconciler.reconcile();
+    const skipped = lines.filter((line) => line.startsWith("E")).map((line) => /"([^"]+)"/.exec(line)?.[1]);
+    expect({ ...outcome(), skipped }).toEqual({
+      enqueued: [],
+      marked: [],
+      skipped: ["Failed to find node ID err", "Failed to get PV Spec", "Failed to get CSI Source"],
+    });
+  });
+
+  it("forces nothing when ListVolumes fails, and tries again on the next pass", async () => {
+    const csi = fakeDriver([], 1);
+    const { reconciler, outcome, lines } = reconcilerOn({ driver: csi, vas: [va("lost", { attached: true })], pvs: [csiPv("pv-lost", "vol-lost")] });
+    await reconciler.reconcile();
+    const afterFailure = { ...outcome(), logged: lines.filter((line) => line.includes("Failed to reconcile VolumeAttachment")).length };
+    await reconciler.reconcile();
+    expect({ afterFailure, afterRetry: outcome() }).toEqual({
+      afterFailure: { enqueued: [], marked: [], logged: 1 },
+      afterRetry: { enqueued: ["lost"], marked: ["lost"] },
+    });
+  });
+
+  it("reconciles at once, then one period after each pass, until stopped", async () => {
+    const clock = new FakeClock();
+    const csi = fakeDriver([]);
+    const { reconciler } = reconcilerOn({ driver: csi, vas: [], clock });
+    const stop = new AbortController();
+    const running = reconciler.run(stop.signal);
+    await settle();
+    const passes = [csi.requests.length];
+    clock.step(59_999);
+    await settle();
+    passes.push(csi.requests.length);
+    clock.step(1);
+    await settle();
+    passes.push(csi.requests.length);
+    stop.abort();
+    await running;
+    clock.step(60_000);
+    await settle();
+    passes.push(csi.requests.length);
+    expect(passes).toEqual([1, 1, 2, 2]);
+  });
+});
