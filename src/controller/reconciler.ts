@@ -12,13 +12,15 @@ import { cachedPersistentVolume, csiSourceOf, volumeSourceOf } from "./volume-so
 /** VolumeLister is the one driver call the reconciler needs (CsiClient.listVolumes). */
 export interface VolumeLister {
   /** listVolumes maps every volume handle the driver knows to the node IDs it is published to. */
-  listVolumes(maxEntries: number, timeoutMs: number): Promise<ReadonlyMap<string, readonly string[]>>;
+  listVolumes(maxEntries: number, timeoutMs: number, signal?: AbortSignal): Promise<ReadonlyMap<string, readonly string[]>>;
 }
 
 export interface ReconcilerOptions {
   /** Our driver's name: only VAs whose spec.attacher is this are compared. */
   readonly driverName: string;
+  /** The driver's ListVolumes (CsiClient). */
   readonly lister: VolumeLister;
+  /** Caches the VAs, their PVs and node IDs are read from; never written. */
   readonly vas: Store<VolumeAttachment>;
   readonly pvs: Store<PersistentVolume>;
   readonly csiNodes: Store<CsiNode>;
@@ -70,7 +72,7 @@ export class Reconciler {
     const { log, periodMs, maxEntries } = this.options;
     log.v(2).info("Starting VolumeAttachment reconciler", { periodMs, maxEntries });
     while (!signal.aborted) {
-      await this.reconcile();
+      await this.reconcile(signal);
       await abortableSleep(periodMs, signal, this.clock);
     }
   }
@@ -78,8 +80,10 @@ export class Reconciler {
   /**
    * reconcile makes one pass. A failed ListVolumes is logged and the pass
    * ends: the next period tries again, and nothing is forced meanwhile.
+   * `signal` cuts a listing short on shutdown, so stopping never waits for
+   * --timeout.
    */
-  async reconcile(): Promise<void> {
+  async reconcile(signal?: AbortSignal): Promise<void> {
     const { driverName, lister, maxEntries, timeoutMs, log } = this.options;
     log.v(4).info("Reconciling VolumeAttachments with driver backend state");
     // The VAs are taken before the driver is asked, as upstream does: a VA
@@ -88,8 +92,10 @@ export class Reconciler {
     const vas = [...this.options.vas.list()].filter((va) => va.spec.attacher === driverName);
     let published: ReadonlyMap<string, readonly string[]>;
     try {
-      published = await lister.listVolumes(maxEntries, timeoutMs);
+      published = await lister.listVolumes(maxEntries, timeoutMs, signal);
     } catch (e: unknown) {
+      // A listing cut short by shutdown is no failure worth reporting.
+      if (signal?.aborted) return;
       log.error("Failed to reconcile VolumeAttachment", { err: e });
       return;
     }

@@ -90,10 +90,11 @@ export class CsiClient {
    * the driver's choice), and maps each volume handle to the node IDs it is
    * published to. One `timeoutMs` bounds all the pages together, as
    * upstream's single context does, so a driver that keeps handing out
-   * tokens cannot hold the reconciler forever. A volume listed twice keeps
-   * its last entry (upstream does the same).
+   * tokens cannot hold the reconciler forever; `signal` ends the listing
+   * early, on shutdown. A volume listed twice keeps its last entry
+   * (upstream does the same).
    */
-  async listVolumes(maxEntries: number, timeoutMs: number): Promise<Map<string, readonly string[]>> {
+  async listVolumes(maxEntries: number, timeoutMs: number, signal?: AbortSignal): Promise<Map<string, readonly string[]>> {
     const deadline = performance.now() + timeoutMs;
     const published = new Map<string, readonly string[]>();
     let startingToken = "";
@@ -102,7 +103,7 @@ export class CsiClient {
       const remainingMs = Math.floor(deadline - performance.now());
       // Go's context expires between pages too, with the same words.
       if (remainingMs <= 0) throw new CsiCallError(Code.DeadlineExceeded, "context deadline exceeded");
-      const response = await call(remainingMs, (options) => this.controller.listVolumes({ maxEntries, startingToken }, options));
+      const response = await call(remainingMs, (options) => this.controller.listVolumes({ maxEntries, startingToken }, { ...options, ...(signal ? { signal } : {}) }));
       for (const entry of response.entries) {
         if (entry.volume) published.set(entry.volume.volumeId, entry.status?.publishedNodeIds ?? []);
       }

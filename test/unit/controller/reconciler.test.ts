@@ -238,4 +238,26 @@ describe("reconciler", () => {
     passes.push(csi.requests.length);
     expect(passes).toEqual([1, 1, 2, 2]);
   });
+
+  it("cuts a listing in flight short when stopped, without reporting a failure", async () => {
+    let arrived: () => void = () => {};
+    const listing = new Promise<void>((resolve) => (arrived = resolve));
+    // A driver that answers only when its caller gives up.
+    const transport = createRouterTransport(({ service }) => {
+      service(Controller, {
+        listVolumes: (_request, context) =>
+          new Promise((_resolve, reject) => {
+            arrived();
+            context.signal.addEventListener("abort", () => reject(new ConnectError("gave up", Code.Canceled)));
+          }),
+      });
+    });
+    const { reconciler, lines } = reconcilerOn({ driver: { client: new CsiClient(transport), requests: [], volumes: [] }, vas: [] });
+    const stop = new AbortController();
+    const running = reconciler.run(stop.signal);
+    await listing;
+    stop.abort();
+    await running;
+    expect(lines.filter((line) => line.startsWith("E"))).toEqual([]);
+  });
 });
