@@ -1,11 +1,13 @@
 import type { CsiNode } from "../kube/objects/csi-node";
-import type { PersistentVolume, PersistentVolumeSpec } from "../kube/objects/persistent-volume";
+import type { CsiPersistentVolumeSource, PersistentVolume, PersistentVolumeSpec } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import { realClock, type Clock } from "../queue/clock";
 import { abortableSleep } from "../util/abortable-sleep";
 import type { ForcedSyncs } from "./forced-syncs";
+import { migratedSpecOf } from "./migration/migrated-spec";
+import { repairVolumeHandle } from "./migration/repair-volume-handle";
 import { nodeIdFor } from "./node-id";
 import { cachedPersistentVolume, csiSourceOf, volumeSourceOf } from "./volume-source";
 
@@ -121,9 +123,13 @@ export class Reconciler {
   }
 
   /**
-   * resolve finds where a VA should be published. A VA that cannot be
-   * resolved is logged with upstream's words and skipped: its own sync
-   * reports the problem on the VA.
+   * resolve finds where a VA's volume should be published, as upstream's
+   * ReconcileVA does: the PV's spec (an in-tree PV translated to CSI) or the
+   * inline spec gives the handle; a migrated volume's handle is then
+   * repaired with the node ID (GCE PD fills in its project and zone), so it
+   * reads as the driver lists it. A VA that cannot be resolved is logged
+   * with upstream's words and skipped: its own sync reports the problem on
+   * the VA.
    */
   private resolve(va: VolumeAttachment): Target | undefined {
     const { driverName, csiNodes, pvs, log } = this.options;
@@ -137,20 +143,29 @@ export class Reconciler {
       return undefined;
     }
     let spec: PersistentVolumeSpec;
+    let migrated: boolean;
     try {
       const source = volumeSourceOf(va);
-      spec = source.kind === "pv" ? cachedPersistentVolume(pvs, source.pvName).spec : source.spec;
+      // Upstream counts every inline spec as migrated: the A/D controller
+      // only puts one on a VA for an in-tree inline volume under migration.
+      ({ spec, migrated } = source.kind === "pv" ? migratedSpecOf(cachedPersistentVolume(pvs, source.pvName)) : { spec: source.spec, migrated: true });
     } catch (e: unknown) {
       vaLog.error("Failed to get PV Spec", { err: e });
       return undefined;
     }
-    // An in-tree PV has no CSI source until translated; translating it (and
-    // repairing a GCE PD handle with the node ID) waits for the CSI
-    // migration library, so such a VA is skipped here for now.
+    let csi: CsiPersistentVolumeSource;
     try {
-      return { volumeHandle: csiSourceOf(spec).volumeHandle, nodeId };
+      csi = csiSourceOf(spec);
     } catch (e: unknown) {
       vaLog.error("Failed to get CSI Source", { err: e });
+      return undefined;
+    }
+    if (!migrated) return { volumeHandle: csi.volumeHandle, nodeId };
+    try {
+      return { volumeHandle: repairVolumeHandle(csi.driver, csi.volumeHandle, nodeId), nodeId };
+    } catch (e: unknown) {
+      // As upstream, an inline spec of a driver that replaces no in-tree plugin ends here.
+      vaLog.error("Failed to repair volume handle for driver", { err: e, volumeHandle: csi.volumeHandle, sourceDriver: csi.driver });
       return undefined;
     }
   }

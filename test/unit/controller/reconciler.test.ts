@@ -51,6 +51,8 @@ interface VaOptions {
   readonly attached: boolean;
   readonly pv?: string;
   readonly inlineHandle?: string;
+  /** Driver of the inline CSI source; default ours. */
+  readonly inlineDriver?: string;
   readonly node?: string;
   readonly attacher?: string;
   readonly deleting?: boolean;
@@ -69,7 +71,7 @@ function va(name: string, options: VaOptions): VolumeAttachment {
       attacher: options.attacher ?? driver,
       nodeName: options.node ?? "node-a",
       source: options.inlineHandle
-        ? { inlineVolumeSpec: { csi: { driver, volumeHandle: options.inlineHandle } } }
+        ? { inlineVolumeSpec: { csi: { driver: options.inlineDriver ?? driver, volumeHandle: options.inlineHandle } } }
         : { persistentVolumeName: options.pv ?? `pv-${name}` },
     },
     status: { attached: options.attached },
@@ -80,8 +82,8 @@ function csiPv(name: string, volumeHandle: string): PersistentVolume {
   return parsePersistentVolume({ metadata: { name, resourceVersion: "1" }, spec: { csi: { driver, volumeHandle } } });
 }
 
-function csiNode(name: string, nodeId: string): CsiNode {
-  return parseCsiNode({ metadata: { name, resourceVersion: "1" }, spec: { drivers: [{ name: driver, nodeID: nodeId }] } });
+function csiNode(name: string, nodeId: string, driverName = driver): CsiNode {
+  return parseCsiNode({ metadata: { name, resourceVersion: "1" }, spec: { drivers: [{ name: driverName, nodeID: nodeId }] } });
 }
 
 function storeOf<T extends KubeObject>(objects: readonly T[]): Store<T> {
@@ -91,6 +93,8 @@ function storeOf<T extends KubeObject>(objects: readonly T[]): Store<T> {
 }
 
 interface Ground {
+  /** Our driver; default "ours.csi.test". */
+  readonly driverName?: string;
   readonly vas: readonly VolumeAttachment[];
   readonly pvs?: readonly PersistentVolume[];
   readonly csiNodes?: readonly CsiNode[];
@@ -105,7 +109,7 @@ function reconcilerOn(ground: Ground) {
   const enqueued: string[] = [];
   const lines: string[] = [];
   const reconciler = new Reconciler({
-    driverName: driver,
+    driverName: ground.driverName ?? driver,
     lister: ground.driver.client,
     vas: storeOf(ground.vas),
     pvs: storeOf(ground.pvs ?? []),
@@ -134,7 +138,6 @@ describe("reconciler", () => {
       ["vol-deleting-published", ["id-a"]],
       ["vol-detached-ok", []],
       ["vol-annotated", ["id-gone"]],
-      ["vol-inline", ["id-a"]],
       ["vol-foreign", []],
     ]);
     const { reconciler, outcome } = reconcilerOn({
@@ -151,7 +154,6 @@ describe("reconciler", () => {
         va("detached-ok", { attached: false }),
         // The CSINode is gone: the node ID comes from the annotation, and it matches.
         va("annotated", { attached: true, node: "node-gone", nodeIdAnnotation: "id-gone" }),
-        va("inline", { attached: false, inlineHandle: "vol-inline" }),
         // Another driver's VA is none of our business.
         va("foreign", { attached: true, attacher: "other.csi.test" }),
       ],
@@ -171,11 +173,40 @@ describe("reconciler", () => {
         { maxEntries: 2, startingToken: "" },
         { maxEntries: 2, startingToken: "2" },
         { maxEntries: 2, startingToken: "4" },
-        { maxEntries: 2, startingToken: "6" },
       ],
-      enqueued: ["deleting-published", "inline", "lost", "vanished"],
-      marked: ["deleting-published", "inline", "lost", "vanished"],
+      enqueued: ["deleting-published", "lost", "vanished"],
+      marked: ["deleting-published", "lost", "vanished"],
     });
+  });
+
+  it("compares migrated volumes by their translated handles, repaired with the node ID as the driver lists them", async () => {
+    const gce = "pd.csi.storage.gke.io";
+    const nodeId = "projects/proj-1/zones/us-east1-a/instances/node-a";
+    const disk = (name: string) => `projects/proj-1/zones/us-east1-a/disks/${name}`;
+    const inTreePv = (name: string, pdName: string) =>
+      parsePersistentVolume({
+        metadata: { name, resourceVersion: "1", labels: { "topology.kubernetes.io/zone": "us-east1-a" } },
+        spec: { gcePersistentDisk: { pdName } },
+      });
+    const csi = fakeDriver([
+      [disk("disk-1"), [nodeId]],
+      [disk("disk-2"), []],
+      [disk("disk-3"), [nodeId]],
+    ]);
+    const { reconciler, outcome } = reconcilerOn({
+      driver: csi,
+      driverName: gce,
+      csiNodes: [csiNode("node-a", nodeId, gce)],
+      vas: [
+        va("in-tree-ok", { attached: true, attacher: gce }),
+        va("in-tree-lost", { attached: true, attacher: gce }),
+        // The A/D controller's inline spec leaves the project to the node: projects/UNSPECIFIED/...
+        va("inline-published", { attached: false, attacher: gce, inlineDriver: gce, inlineHandle: "projects/UNSPECIFIED/zones/us-east1-a/disks/disk-3" }),
+      ],
+      pvs: [inTreePv("pv-in-tree-ok", "disk-1"), inTreePv("pv-in-tree-lost", "disk-2")],
+    });
+    await reconciler.reconcile();
+    expect(outcome()).toEqual({ enqueued: ["in-tree-lost", "inline-published"], marked: ["in-tree-lost", "inline-published"] });
   });
 
   it("leaves max_entries to the driver when --max-entries is 0", async () => {
@@ -192,16 +223,24 @@ describe("reconciler", () => {
       vas: [
         va("no-node", { attached: true, node: "node-unknown" }),
         va("no-pv", { attached: true }),
-        va("in-tree", { attached: true }),
+        // An in-tree source CSI migration cannot translate.
+        va("untranslatable", { attached: true }),
+        // Neither CSI nor in-tree.
+        va("no-source", { attached: true }),
+        // Upstream repairs every inline handle, which fails for a driver that replaces no in-tree plugin.
+        va("inline", { attached: true, inlineHandle: "vol-inline" }),
       ],
-      pvs: [parsePersistentVolume({ metadata: { name: "pv-in-tree" }, spec: { gcePersistentDisk: { pdName: "disk-1" } } })],
+      pvs: [
+        parsePersistentVolume({ metadata: { name: "pv-untranslatable" }, spec: { gcePersistentDisk: { fsType: "ext4" } } }),
+        parsePersistentVolume({ metadata: { name: "pv-no-source" }, spec: {} }),
+      ],
     });
     await reconciler.reconcile();
     const skipped = lines.filter((line) => line.startsWith("E")).map((line) => /"([^"]+)"/.exec(line)?.[1]);
     expect({ ...outcome(), skipped }).toEqual({
       enqueued: [],
       marked: [],
-      skipped: ["Failed to find node ID err", "Failed to get PV Spec", "Failed to get CSI Source"],
+      skipped: ["Failed to find node ID err", "Failed to get PV Spec", "Failed to get PV Spec", "Failed to get CSI Source", "Failed to repair volume handle for driver"],
     });
   });
 
