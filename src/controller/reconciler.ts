@@ -5,6 +5,7 @@ import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import { realClock, type Clock } from "../queue/clock";
 import { abortableSleep } from "../util/abortable-sleep";
+import { errorMessage } from "../util/error-message";
 import type { ForcedSyncs } from "./forced-syncs";
 import { migratedSpecOf } from "./migration/migrated-spec";
 import { repairVolumeHandle } from "./migration/repair-volume-handle";
@@ -98,7 +99,8 @@ export class Reconciler {
     } catch (e: unknown) {
       // A listing cut short by shutdown is no failure worth reporting.
       if (signal?.aborted) return;
-      log.error("Failed to reconcile VolumeAttachment", { err: e });
+      // Upstream's two wrappings (lister, then ReconcileVA), for operators' searches.
+      log.error("Failed to reconcile VolumeAttachment", { err: `failed to ListVolumes: failed to list volumes: ${errorMessage(e)}` });
       return;
     }
     // Deleted VAs and VAs with errors are compared too (upstream skips

@@ -248,10 +248,10 @@ describe("reconciler", () => {
     const csi = fakeDriver([], 1);
     const { reconciler, outcome, lines } = reconcilerOn({ driver: csi, vas: [va("lost", { attached: true })], pvs: [csiPv("pv-lost", "vol-lost")] });
     await reconciler.reconcile();
-    const afterFailure = { ...outcome(), logged: lines.filter((line) => line.includes("Failed to reconcile VolumeAttachment")).length };
+    const afterFailure = { ...outcome(), logged: lines.filter((line) => line.includes('"Failed to reconcile VolumeAttachment"')).map((line) => /err="(.*)"$/.exec(line)?.[1]) };
     await reconciler.reconcile();
     expect({ afterFailure, afterRetry: outcome() }).toEqual({
-      afterFailure: { enqueued: [], marked: [], logged: 1 },
+      afterFailure: { enqueued: [], marked: [], logged: ["failed to ListVolumes: failed to list volumes: rpc error: code = Unavailable desc = backend down"] },
       afterRetry: { enqueued: ["lost"], marked: ["lost"] },
     });
   });
