@@ -6,6 +6,7 @@ import { AttachController } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
 import { ForcedSyncs } from "./controller/forced-syncs";
 import type { Handler } from "./controller/handler";
+import { Reconciler } from "./controller/reconciler";
 import { TrivialHandler } from "./controller/trivial-handler";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
@@ -167,15 +168,36 @@ async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, c
   }
 
   const rateLimiter = () => new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs });
+  const vaQueue = new WorkQueue<string>({ name: "csi-attacher-va", rateLimiter: rateLimiter() });
   const controller = new AttachController({
     driverName: driver.name,
     handler,
     vas,
     pvs,
-    vaQueue: new WorkQueue<string>({ name: "csi-attacher-va", rateLimiter: rateLimiter() }),
+    vaQueue,
     pvQueue: new WorkQueue<string>({ name: "csi-attacher-pv", rateLimiter: rateLimiter() }),
     log,
   });
+
+  // As upstream: only a driver that can publish and list where its volumes
+  // are published is reconciled (the trivial handler has nothing to redo).
+  let reconciler: Reconciler | undefined;
+  if (handler instanceof CsiHandler && capabilities.listVolumes && capabilities.listVolumesPublishedNodes) {
+    log.v(2).info("CSI driver supports list volumes published nodes. Using capability to reconcile volume attachment objects with actual backend state", { driver: driver.name });
+    reconciler = new Reconciler({
+      driverName: driver.name,
+      lister: csi,
+      vas,
+      pvs,
+      csiNodes,
+      forcedSyncs,
+      vaQueue,
+      periodMs: config.reconcileSyncMs,
+      maxEntries: config.maxEntries,
+      timeoutMs: config.timeoutMs,
+      log,
+    });
+  }
 
   const watching = reflectors.map((reflector) => reflector.run(signal));
   // No worker may act on a half-filled cache: a PV or CSINode not yet listed
@@ -192,11 +214,14 @@ async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, c
           pvs.resync();
         }, config.resyncMs)
       : undefined;
+  // Started only now: compared with half-filled caches, VAs would be skipped.
+  const reconciling = reconciler?.run(signal);
   try {
     await controller.run(config.workerThreads, signal);
   } finally {
     clearInterval(resync);
   }
+  await reconciling;
   await Promise.all(watching);
 }
 

@@ -1,4 +1,4 @@
-import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { Code, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   Controller,
@@ -85,6 +85,32 @@ export class CsiClient {
     await call(timeoutMs, (options) => this.controller.controllerUnpublishVolume(message, options));
   }
 
+  /**
+   * listVolumes pages through ListVolumes, `maxEntries` volumes a page (0 =
+   * the driver's choice), and maps each volume handle to the node IDs it is
+   * published to. One `timeoutMs` bounds all the pages together, as
+   * upstream's single context does, so a driver that keeps handing out
+   * tokens cannot hold the reconciler forever; `signal` ends the listing
+   * early, on shutdown. A volume listed twice keeps its last entry
+   * (upstream does the same).
+   */
+  async listVolumes(maxEntries: number, timeoutMs: number, signal?: AbortSignal): Promise<Map<string, readonly string[]>> {
+    const deadline = performance.now() + timeoutMs;
+    const published = new Map<string, readonly string[]>();
+    let startingToken = "";
+    do {
+      // Whole milliseconds: the Connect timeout header takes no fraction.
+      const remainingMs = Math.floor(deadline - performance.now());
+      // Go's context expires between pages too, with the same words.
+      if (remainingMs <= 0) throw new CsiCallError(Code.DeadlineExceeded, "context deadline exceeded");
+      const response = await call(remainingMs, (options) => this.controller.listVolumes({ maxEntries, startingToken }, { ...options, ...(signal ? { signal } : {}) }));
+      for (const entry of response.entries) {
+        if (entry.volume) published.set(entry.volume.volumeId, entry.status?.publishedNodeIds ?? []);
+      }
+      startingToken = response.nextToken;
+    } while (startingToken !== "");
+    return published;
+  }
 }
 
 async function call<R>(timeoutMs: number, invoke: (options: { timeoutMs: number }) => Promise<R>): Promise<R> {

@@ -7,6 +7,7 @@ import type {
   CsiMethodName,
   Health,
   HungCall,
+  Publication,
   ScriptedAnswer,
   SeedVolume,
 } from "./control-protocol.ts";
@@ -98,6 +99,16 @@ export class FakeCsiDriverControl {
   /** addVolume puts a volume (optionally already published) in the table without a CSI call. */
   async addVolume(volume: SeedVolume): Promise<void> {
     await this.#request("POST", "/volumes", volume);
+  }
+
+  /** addPublication publishes a volume to a node without a CSI call, creating the volume if needed. */
+  async addPublication(publication: Publication): Promise<void> {
+    await this.#request("POST", "/publications", publication);
+  }
+
+  /** forgetPublication unpublishes a volume from a node without a CSI call, as a back end that detached it on its own. */
+  async forgetPublication(publication: Publication): Promise<void> {
+    await this.#request("POST", "/publications/forget", publication);
   }
 
   /** reset returns the driver to its launch state; held calls fail with Unavailable. */

@@ -100,6 +100,19 @@ export const SeedVolumeSchema = v.strictObject({
 /** SeedVolume puts a volume in the table without a CSI call, e.g. one attached before a restart. */
 export type SeedVolume = v.InferInput<typeof SeedVolumeSchema>;
 
+/** PublicationSchema validates the body of POST /publications and POST /publications/forget. */
+export const PublicationSchema = v.strictObject({
+  volumeId: v.pipe(v.string(), v.minLength(1)),
+  nodeId: v.pipe(v.string(), v.minLength(1)),
+});
+
+/**
+ * Publication is one volume published to one node, changed behind the
+ * attacher's back: the back end detached it on its own, or someone attached
+ * it by hand.
+ */
+export type Publication = v.InferInput<typeof PublicationSchema>;
+
 /**
  * CallRecord is one entry of the call log: the request as proto3 JSON with
  * secrets included (tests assert on them), and `code` / `finishedAt` null

@@ -15,11 +15,14 @@
 //   POST /config          DriverConfigPatch -> DriverConfig  change the configuration
 //   GET  /published       -> { [volumeId]: nodeId[] }  every volume and its nodes
 //   POST /volumes         SeedVolume -> {}             add a volume without a CSI call
+//   POST /publications    Publication -> {}            publish without a CSI call (creates the volume)
+//   POST /publications/forget Publication -> {}        unpublish without a CSI call
 //   POST /reset           -> {}                        back to the launch state
 import * as v from "valibot";
 import { InvalidConfigError } from "./config.ts";
 import {
   CsiMethodNameSchema,
+  PublicationSchema,
   ReleaseRequestSchema,
   ScriptRequestSchema,
   SeedVolumeSchema,
@@ -90,6 +93,16 @@ export function startControlServer(socketPath: string, state: DriverState): Cont
       for (const nodeId of seed.nodeIds ?? []) {
         state.volumes.publish(seed.volumeId, nodeId);
       }
+      return {};
+    },
+    "POST /publications": async (request) => {
+      const { volumeId, nodeId } = parse(PublicationSchema, await readJson(request));
+      state.volumes.publish(volumeId, nodeId);
+      return {};
+    },
+    "POST /publications/forget": async (request) => {
+      const { volumeId, nodeId } = parse(PublicationSchema, await readJson(request));
+      state.volumes.unpublish(volumeId, nodeId);
       return {};
     },
     "POST /reset": () => {

@@ -155,6 +155,22 @@ describe("fake CSI driver publishing", () => {
     expect(await driver.control.published()).toEqual({ "vol-1": ["node-b"] });
   });
 
+  it("adds and forgets publications behind the caller's back, without logging a CSI call", async () => {
+    await using driver = await launchFakeCsiDriver();
+    const { controller } = connect(driver);
+    await controller.controllerPublishVolume(publishRequest("vol-1", "node-a"));
+    await driver.control.clearCalls();
+
+    await driver.control.forgetPublication({ volumeId: "vol-1", nodeId: "node-a" });
+    await driver.control.addPublication({ volumeId: "vol-2", nodeId: "node-b" });
+    await driver.control.forgetPublication({ volumeId: "vol-unknown", nodeId: "node-x" });
+
+    expect({ published: await driver.control.published(), calls: await driver.control.calls() }).toEqual({
+      published: { "vol-1": [], "vol-2": ["node-b"] },
+      calls: [],
+    });
+  });
+
   it("answers NotFound for a node outside the configured node IDs", async () => {
     await using driver = await launchFakeCsiDriver({ config: { nodeIds: ["node-a"] } });
     const { controller } = connect(driver);

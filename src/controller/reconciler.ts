@@ -1,0 +1,174 @@
+import type { CsiNode } from "../kube/objects/csi-node";
+import type { CsiPersistentVolumeSource, PersistentVolume, PersistentVolumeSpec } from "../kube/objects/persistent-volume";
+import type { VolumeAttachment } from "../kube/objects/volume-attachment";
+import type { Store } from "../kube/store";
+import type { Logger } from "../log/logger";
+import { realClock, type Clock } from "../queue/clock";
+import { abortableSleep } from "../util/abortable-sleep";
+import { errorMessage } from "../util/error-message";
+import type { ForcedSyncs } from "./forced-syncs";
+import { migratedSpecOf } from "./migration/migrated-spec";
+import { repairVolumeHandle } from "./migration/repair-volume-handle";
+import { nodeIdFor } from "./node-id";
+import { cachedPersistentVolume, csiSourceOf, volumeSourceOf } from "./volume-source";
+
+/** VolumeLister is the one driver call the reconciler needs (CsiClient.listVolumes). */
+export interface VolumeLister {
+  /** listVolumes maps every volume handle the driver knows to the node IDs it is published to. */
+  listVolumes(maxEntries: number, timeoutMs: number, signal?: AbortSignal): Promise<ReadonlyMap<string, readonly string[]>>;
+}
+
+export interface ReconcilerOptions {
+  /** Our driver's name: only VAs whose spec.attacher is this are compared. */
+  readonly driverName: string;
+  /** The driver's ListVolumes (CsiClient). */
+  readonly lister: VolumeLister;
+  /** Caches the VAs, their PVs and node IDs are read from; never written. */
+  readonly vas: Store<VolumeAttachment>;
+  readonly pvs: Store<PersistentVolume>;
+  readonly csiNodes: Store<CsiNode>;
+  /** Where a mismatch asks the CSI handler for one sync it would otherwise skip. */
+  readonly forcedSyncs: ForcedSyncs;
+  /** The VA work queue ("csi-attacher-va"); only `add` is used. */
+  readonly vaQueue: { add(name: string): void };
+  /** Time between the end of one pass and the start of the next (--reconcile-sync; default 1m). */
+  readonly periodMs: number;
+  /** ListVolumes page size (--max-entries; 0 = the driver's choice). */
+  readonly maxEntries: number;
+  /** Bound on all ListVolumes pages of one pass together (--timeout; default 15s). */
+  readonly timeoutMs: number;
+  readonly log: Logger;
+  /** Time source of the wait between passes; default the real clock. */
+  readonly clock?: Clock;
+}
+
+/** Target is where a VA's volume should be published. */
+interface Target {
+  readonly volumeHandle: string;
+  readonly nodeId: string;
+}
+
+/**
+ * Reconciler compares, every `periodMs`, what the VAs of our driver say with
+ * what the driver says is published (ListVolumes with published nodes), as
+ * upstream's ReconcileVA does. A VA whose `status.attached` disagrees with
+ * "its node is among the volume's published nodes", in either direction, is
+ * marked for a forced sync and queued: the CSI handler then publishes or
+ * unpublishes again although the status says there is nothing to do. The
+ * reconciler itself never writes to the API and never calls publish or
+ * unpublish, so the VA queue stays the only path to both and one VA is
+ * never worked on twice at once.
+ */
+export class Reconciler {
+  private readonly clock: Clock;
+
+  constructor(private readonly options: ReconcilerOptions) {
+    this.clock = options.clock ?? realClock;
+  }
+
+  /**
+   * run reconciles at once, then `periodMs` after each pass ends, until
+   * `signal` aborts. The caller must have waited for the stores' first
+   * lists: against a half-filled cache a VA would be skipped at best.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const { log, periodMs, maxEntries } = this.options;
+    log.v(2).info("Starting VolumeAttachment reconciler", { periodMs, maxEntries });
+    while (!signal.aborted) {
+      await this.reconcile(signal);
+      await abortableSleep(periodMs, signal, this.clock);
+    }
+  }
+
+  /**
+   * reconcile makes one pass. A failed ListVolumes is logged and the pass
+   * ends: the next period tries again, and nothing is forced meanwhile.
+   * `signal` cuts a listing short on shutdown, so stopping never waits for
+   * --timeout.
+   */
+  async reconcile(signal?: AbortSignal): Promise<void> {
+    const { driverName, lister, maxEntries, timeoutMs, log } = this.options;
+    log.v(4).info("Reconciling VolumeAttachments with driver backend state");
+    // The VAs are taken before the driver is asked, as upstream does: a VA
+    // created during the listing is left for the next pass rather than
+    // compared with a listing that may predate its publish.
+    const vas = [...this.options.vas.list()].filter((va) => va.spec.attacher === driverName);
+    let published: ReadonlyMap<string, readonly string[]>;
+    try {
+      published = await lister.listVolumes(maxEntries, timeoutMs, signal);
+    } catch (e: unknown) {
+      // A listing cut short by shutdown is no failure worth reporting.
+      if (signal?.aborted) return;
+      // Upstream's two wrappings (lister, then ReconcileVA), for operators' searches.
+      log.error("Failed to reconcile VolumeAttachment", { err: `failed to ListVolumes: failed to list volumes: ${errorMessage(e)}` });
+      return;
+    }
+    // Deleted VAs and VAs with errors are compared too (upstream skips
+    // neither): a VA being deleted that is still published is exactly what
+    // a forced detach is for.
+    for (const va of vas) {
+      const expected = this.resolve(va);
+      if (!expected) continue;
+      const found = published.get(expected.volumeHandle)?.includes(expected.nodeId) ?? false;
+      const attached = va.status?.attached ?? false;
+      if (found === attached) continue;
+      log.error("VolumeAttachment attached status and actual state do not match. Adding back to VolumeAttachment queue for forced reprocessing", {
+        VolumeAttachment: va.metadata.name,
+        volumeHandle: expected.volumeHandle,
+        attachedStatus: attached,
+        found,
+      });
+      // Mark before adding: a worker may take the name as soon as it is queued.
+      this.options.forcedSyncs.mark(va.metadata.name);
+      this.options.vaQueue.add(va.metadata.name);
+    }
+  }
+
+  /**
+   * resolve finds where a VA's volume should be published, as upstream's
+   * ReconcileVA does: the PV's spec (an in-tree PV translated to CSI) or the
+   * inline spec gives the handle; a migrated volume's handle is then
+   * repaired with the node ID (GCE PD fills in its project and zone), so it
+   * reads as the driver lists it. A VA that cannot be resolved is logged
+   * with upstream's words and skipped: its own sync reports the problem on
+   * the VA.
+   */
+  private resolve(va: VolumeAttachment): Target | undefined {
+    const { driverName, csiNodes, pvs, log } = this.options;
+    const vaLog = log.with({ VolumeAttachment: va.metadata.name });
+    let nodeId: string;
+    try {
+      // The annotation fallback, as for detach: a VA whose node is gone may still be published.
+      nodeId = nodeIdFor(csiNodes, driverName, va.spec.nodeName, va);
+    } catch (e: unknown) {
+      vaLog.error("Failed to find node ID err", { err: e });
+      return undefined;
+    }
+    let spec: PersistentVolumeSpec;
+    let migrated: boolean;
+    try {
+      const source = volumeSourceOf(va);
+      // Upstream counts every inline spec as migrated: the A/D controller
+      // only puts one on a VA for an in-tree inline volume under migration.
+      ({ spec, migrated } = source.kind === "pv" ? migratedSpecOf(cachedPersistentVolume(pvs, source.pvName)) : { spec: source.spec, migrated: true });
+    } catch (e: unknown) {
+      vaLog.error("Failed to get PV Spec", { err: e });
+      return undefined;
+    }
+    let csi: CsiPersistentVolumeSource;
+    try {
+      csi = csiSourceOf(spec);
+    } catch (e: unknown) {
+      vaLog.error("Failed to get CSI Source", { err: e });
+      return undefined;
+    }
+    if (!migrated) return { volumeHandle: csi.volumeHandle, nodeId };
+    try {
+      return { volumeHandle: repairVolumeHandle(csi.driver, csi.volumeHandle, nodeId), nodeId };
+    } catch (e: unknown) {
+      // As upstream, an inline spec of a driver that replaces no in-tree plugin ends here.
+      vaLog.error("Failed to repair volume handle for driver", { err: e, volumeHandle: csi.volumeHandle, sourceDriver: csi.driver });
+      return undefined;
+    }
+  }
+}

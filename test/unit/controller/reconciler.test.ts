@@ -1,0 +1,302 @@
+import { describe, expect, it } from "bun:test";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
+import { Controller, ListVolumesResponseSchema, type ListVolumesRequest } from "../../../gen/csi/v1/csi_pb";
+import { ForcedSyncs } from "../../../src/controller/forced-syncs";
+import { Reconciler } from "../../../src/controller/reconciler";
+import { CsiClient } from "../../../src/csi/csi-client";
+import { parseCsiNode, type CsiNode } from "../../../src/kube/objects/csi-node";
+import { parsePersistentVolume, type PersistentVolume } from "../../../src/kube/objects/persistent-volume";
+import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/objects/volume-attachment";
+import type { KubeObject } from "../../../src/kube/objects/object-meta";
+import { Store } from "../../../src/kube/store";
+import { Logger } from "../../../src/log/logger";
+import { FakeClock } from "../queue/fake-clock";
+import { settle } from "../queue/settle";
+
+const driver = "ours.csi.test";
+
+/** One volume as the driver reports it: its handle and the nodes it is published to. */
+type DriverVolume = readonly [volumeId: string, nodeIds: readonly string[]];
+
+/**
+ * fakeDriver serves ListVolumes from `volumes` through an in-memory Connect
+ * transport, paging by offset tokens as a real driver may, and records every
+ * request. `failures` answers the next calls with Unavailable.
+ */
+function fakeDriver(volumes: DriverVolume[], failures = 0) {
+  const requests: { maxEntries: number; startingToken: string }[] = [];
+  let failing = failures;
+  const transport = createRouterTransport(({ service }) => {
+    service(Controller, {
+      listVolumes(request: ListVolumesRequest) {
+        requests.push({ maxEntries: request.maxEntries, startingToken: request.startingToken });
+        if (failing > 0) {
+          failing--;
+          throw new ConnectError("backend down", Code.Unavailable);
+        }
+        const offset = request.startingToken === "" ? 0 : Number(request.startingToken);
+        const end = request.maxEntries > 0 ? Math.min(offset + request.maxEntries, volumes.length) : volumes.length;
+        return create(ListVolumesResponseSchema, {
+          entries: volumes.slice(offset, end).map(([volumeId, nodeIds]) => ({ volume: { volumeId }, status: { publishedNodeIds: [...nodeIds] } })),
+          nextToken: end < volumes.length ? String(end) : "",
+        });
+      },
+    });
+  });
+  return { client: new CsiClient(transport), requests, volumes };
+}
+
+interface VaOptions {
+  readonly attached: boolean;
+  readonly pv?: string;
+  readonly inlineHandle?: string;
+  /** Driver of the inline CSI source; default ours. */
+  readonly inlineDriver?: string;
+  readonly node?: string;
+  readonly attacher?: string;
+  readonly deleting?: boolean;
+  readonly nodeIdAnnotation?: string;
+}
+
+function va(name: string, options: VaOptions): VolumeAttachment {
+  return parseVolumeAttachment({
+    metadata: {
+      name,
+      resourceVersion: "1",
+      ...(options.deleting ? { deletionTimestamp: "2026-11-22T11:00:00Z", finalizers: [`external-attacher/ours-csi-test`] } : {}),
+      ...(options.nodeIdAnnotation ? { annotations: { "csi.alpha.kubernetes.io/node-id": options.nodeIdAnnotation } } : {}),
+    },
+    spec: {
+      attacher: options.attacher ?? driver,
+      nodeName: options.node ?? "node-a",
+      source: options.inlineHandle
+        ? { inlineVolumeSpec: { csi: { driver: options.inlineDriver ?? driver, volumeHandle: options.inlineHandle } } }
+        : { persistentVolumeName: options.pv ?? `pv-${name}` },
+    },
+    status: { attached: options.attached },
+  });
+}
+
+function csiPv(name: string, volumeHandle: string): PersistentVolume {
+  return parsePersistentVolume({ metadata: { name, resourceVersion: "1" }, spec: { csi: { driver, volumeHandle } } });
+}
+
+function csiNode(name: string, nodeId: string, driverName = driver): CsiNode {
+  return parseCsiNode({ metadata: { name, resourceVersion: "1" }, spec: { drivers: [{ name: driverName, nodeID: nodeId }] } });
+}
+
+function storeOf<T extends KubeObject>(objects: readonly T[]): Store<T> {
+  const store = new Store<T>();
+  for (const object of objects) store.upsert(object);
+  return store;
+}
+
+interface Ground {
+  /** Our driver; default "ours.csi.test". */
+  readonly driverName?: string;
+  readonly vas: readonly VolumeAttachment[];
+  readonly pvs?: readonly PersistentVolume[];
+  readonly csiNodes?: readonly CsiNode[];
+  readonly driver: ReturnType<typeof fakeDriver>;
+  readonly maxEntries?: number;
+  readonly clock?: FakeClock;
+}
+
+/** reconcilerOn builds a Reconciler over hand-filled stores; `outcome` reads what it asked for. */
+function reconcilerOn(ground: Ground) {
+  const forcedSyncs = new ForcedSyncs();
+  const enqueued: string[] = [];
+  const lines: string[] = [];
+  const reconciler = new Reconciler({
+    driverName: ground.driverName ?? driver,
+    lister: ground.driver.client,
+    vas: storeOf(ground.vas),
+    pvs: storeOf(ground.pvs ?? []),
+    csiNodes: storeOf(ground.csiNodes ?? [csiNode("node-a", "id-a"), csiNode("node-b", "id-b")]),
+    forcedSyncs,
+    vaQueue: { add: (name) => enqueued.push(name) },
+    periodMs: 60_000,
+    maxEntries: ground.maxEntries ?? 0,
+    timeoutMs: 15_000,
+    log: new Logger({ verbosity: 5, sink: (line) => lines.push(line) }),
+    ...(ground.clock ? { clock: ground.clock } : {}),
+  });
+  // Every name ever enqueued, and which of all VA names are marked (take consumes the mark).
+  const outcome = () => ({
+    enqueued: [...enqueued].sort(),
+    marked: ground.vas.map((v) => v.metadata.name).filter((name) => forcedSyncs.take(name)).sort(),
+  });
+  return { reconciler, outcome, lines, enqueued };
+}
+
+describe("reconciler", () => {
+  it("forces a sync of every VA whose attached status disagrees with the driver, in both directions, across ListVolumes pages", async () => {
+    const csi = fakeDriver([
+      ["vol-attached-ok", ["id-a"]],
+      ["vol-lost", ["id-b"]],
+      ["vol-deleting-published", ["id-a"]],
+      ["vol-detached-ok", []],
+      ["vol-annotated", ["id-gone"]],
+      ["vol-foreign", []],
+    ]);
+    const { reconciler, outcome } = reconcilerOn({
+      driver: csi,
+      maxEntries: 2,
+      vas: [
+        va("attached-ok", { attached: true }),
+        // Published to another node only: detached behind our back.
+        va("lost", { attached: true }),
+        // Not listed by the driver at all.
+        va("vanished", { attached: true }),
+        // Detached by us while being deleted, but the driver still has it.
+        va("deleting-published", { attached: false, deleting: true }),
+        va("detached-ok", { attached: false }),
+        // The CSINode is gone: the node ID comes from the annotation, and it matches.
+        va("annotated", { attached: true, node: "node-gone", nodeIdAnnotation: "id-gone" }),
+        // Another driver's VA is none of our business.
+        va("foreign", { attached: true, attacher: "other.csi.test" }),
+      ],
+      pvs: [
+        csiPv("pv-attached-ok", "vol-attached-ok"),
+        csiPv("pv-lost", "vol-lost"),
+        csiPv("pv-vanished", "vol-vanished"),
+        csiPv("pv-deleting-published", "vol-deleting-published"),
+        csiPv("pv-detached-ok", "vol-detached-ok"),
+        csiPv("pv-annotated", "vol-annotated"),
+        csiPv("pv-foreign", "vol-foreign"),
+      ],
+    });
+    await reconciler.reconcile();
+    expect({ requests: csi.requests, ...outcome() }).toEqual({
+      requests: [
+        { maxEntries: 2, startingToken: "" },
+        { maxEntries: 2, startingToken: "2" },
+        { maxEntries: 2, startingToken: "4" },
+      ],
+      enqueued: ["deleting-published", "lost", "vanished"],
+      marked: ["deleting-published", "lost", "vanished"],
+    });
+  });
+
+  it("compares migrated volumes by their translated handles, repaired with the node ID as the driver lists them", async () => {
+    const gce = "pd.csi.storage.gke.io";
+    const nodeId = "projects/proj-1/zones/us-east1-a/instances/node-a";
+    const disk = (name: string) => `projects/proj-1/zones/us-east1-a/disks/${name}`;
+    const inTreePv = (name: string, pdName: string) =>
+      parsePersistentVolume({
+        metadata: { name, resourceVersion: "1", labels: { "topology.kubernetes.io/zone": "us-east1-a" } },
+        spec: { gcePersistentDisk: { pdName } },
+      });
+    const csi = fakeDriver([
+      [disk("disk-1"), [nodeId]],
+      [disk("disk-2"), []],
+      [disk("disk-3"), [nodeId]],
+    ]);
+    const { reconciler, outcome } = reconcilerOn({
+      driver: csi,
+      driverName: gce,
+      csiNodes: [csiNode("node-a", nodeId, gce)],
+      vas: [
+        va("in-tree-ok", { attached: true, attacher: gce }),
+        va("in-tree-lost", { attached: true, attacher: gce }),
+        // The A/D controller's inline spec leaves the project to the node: projects/UNSPECIFIED/...
+        va("inline-published", { attached: false, attacher: gce, inlineDriver: gce, inlineHandle: "projects/UNSPECIFIED/zones/us-east1-a/disks/disk-3" }),
+      ],
+      pvs: [inTreePv("pv-in-tree-ok", "disk-1"), inTreePv("pv-in-tree-lost", "disk-2")],
+    });
+    await reconciler.reconcile();
+    expect(outcome()).toEqual({ enqueued: ["in-tree-lost", "inline-published"], marked: ["in-tree-lost", "inline-published"] });
+  });
+
+  it("leaves max_entries to the driver when --max-entries is 0", async () => {
+    const csi = fakeDriver([["vol-a", ["id-a"]], ["vol-b", []], ["vol-c", []]]);
+    const { reconciler } = reconcilerOn({ driver: csi, vas: [] });
+    await reconciler.reconcile();
+    expect(csi.requests).toEqual([{ maxEntries: 0, startingToken: "" }]);
+  });
+
+  it("skips VAs whose node ID or volume handle cannot be resolved, with upstream's log words", async () => {
+    // Every one of these would be a mismatch if it were compared: nothing is published.
+    const { reconciler, outcome, lines } = reconcilerOn({
+      driver: fakeDriver([]),
+      vas: [
+        va("no-node", { attached: true, node: "node-unknown" }),
+        va("no-pv", { attached: true }),
+        // An in-tree source CSI migration cannot translate.
+        va("untranslatable", { attached: true }),
+        // Neither CSI nor in-tree.
+        va("no-source", { attached: true }),
+        // Upstream repairs every inline handle, which fails for a driver that replaces no in-tree plugin.
+        va("inline", { attached: true, inlineHandle: "vol-inline" }),
+      ],
+      pvs: [
+        parsePersistentVolume({ metadata: { name: "pv-untranslatable" }, spec: { gcePersistentDisk: { fsType: "ext4" } } }),
+        parsePersistentVolume({ metadata: { name: "pv-no-source" }, spec: {} }),
+      ],
+    });
+    await reconciler.reconcile();
+    const skipped = lines.filter((line) => line.startsWith("E")).map((line) => /"([^"]+)"/.exec(line)?.[1]);
+    expect({ ...outcome(), skipped }).toEqual({
+      enqueued: [],
+      marked: [],
+      skipped: ["Failed to find node ID err", "Failed to get PV Spec", "Failed to get PV Spec", "Failed to get CSI Source", "Failed to repair volume handle for driver"],
+    });
+  });
+
+  it("forces nothing when ListVolumes fails, and tries again on the next pass", async () => {
+    const csi = fakeDriver([], 1);
+    const { reconciler, outcome, lines } = reconcilerOn({ driver: csi, vas: [va("lost", { attached: true })], pvs: [csiPv("pv-lost", "vol-lost")] });
+    await reconciler.reconcile();
+    const afterFailure = { ...outcome(), logged: lines.filter((line) => line.includes('"Failed to reconcile VolumeAttachment"')).map((line) => /err="(.*)"$/.exec(line)?.[1]) };
+    await reconciler.reconcile();
+    expect({ afterFailure, afterRetry: outcome() }).toEqual({
+      afterFailure: { enqueued: [], marked: [], logged: ["failed to ListVolumes: failed to list volumes: rpc error: code = Unavailable desc = backend down"] },
+      afterRetry: { enqueued: ["lost"], marked: ["lost"] },
+    });
+  });
+
+  it("reconciles at once, then one period after each pass, until stopped", async () => {
+    const clock = new FakeClock();
+    const csi = fakeDriver([]);
+    const { reconciler } = reconcilerOn({ driver: csi, vas: [], clock });
+    const stop = new AbortController();
+    const running = reconciler.run(stop.signal);
+    await settle();
+    const passes = [csi.requests.length];
+    clock.step(59_999);
+    await settle();
+    passes.push(csi.requests.length);
+    clock.step(1);
+    await settle();
+    passes.push(csi.requests.length);
+    stop.abort();
+    await running;
+    clock.step(60_000);
+    await settle();
+    passes.push(csi.requests.length);
+    expect(passes).toEqual([1, 1, 2, 2]);
+  });
+
+  it("cuts a listing in flight short when stopped, without reporting a failure", async () => {
+    let arrived: () => void = () => {};
+    const listing = new Promise<void>((resolve) => (arrived = resolve));
+    // A driver that answers only when its caller gives up.
+    const transport = createRouterTransport(({ service }) => {
+      service(Controller, {
+        listVolumes: (_request, context) =>
+          new Promise((_resolve, reject) => {
+            arrived();
+            context.signal.addEventListener("abort", () => reject(new ConnectError("gave up", Code.Canceled)));
+          }),
+      });
+    });
+    const { reconciler, lines } = reconcilerOn({ driver: { client: new CsiClient(transport), requests: [], volumes: [] }, vas: [] });
+    const stop = new AbortController();
+    const running = reconciler.run(stop.signal);
+    await listing;
+    stop.abort();
+    await running;
+    expect(lines.filter((line) => line.startsWith("E"))).toEqual([]);
+  });
+});
