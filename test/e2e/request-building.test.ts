@@ -49,7 +49,12 @@ async function attachOutcome(setup: FakeDriverSetup, volume: string, pv: Omit<Pe
   const volumeHandle = `vol-${volume}`;
   await admin.create(paths.persistentVolumes, persistentVolume(`pv-${name}`, { driver: setup.driverName, volumeHandle, ...pv }));
   await admin.create(paths.volumeAttachments, ruleVolumeAttachment(name, { attacher: setup.driverName, node, pv: `pv-${name}` }));
-  const va = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment(name), (v) => v?.status?.attached === true || v?.status?.attachError !== undefined, 30_000);
+  // The VA may reach the attacher before the PV's watch event does: that
+  // first "persistentvolume ... not found" is retried away, so only an error
+  // about the request itself is an outcome.
+  const settled = (v: VolumeAttachmentJson | null) =>
+    v?.status?.attached === true || (v?.status?.attachError !== undefined && !/^persistentvolume ".*" not found$/.test(v.status.attachError.message ?? ""));
+  const va = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment(name), settled, 30_000);
   if (!va?.status?.attached) return { attachError: va?.status?.attachError?.message };
   const [call] = await callsFor(setup.driver, "ControllerPublishVolume", volumeHandle);
   return { request: call?.request ?? {} };
