@@ -2,9 +2,11 @@
  * WorkQueueMetrics receives a queue's events, mirroring client-go's
  * `queueMetrics`: the provider turns them into the `workqueue_*` Prometheus
  * series. Durations are in seconds because Prometheus histograms are.
- * Gauges (depth, unfinished work, longest running processor) are read from
- * the queue itself when scraped: `len()`, `unfinishedWorkSeconds()`,
- * `longestRunningProcessorSeconds()`.
+ * Depth is counted from `add` and `get`, as client-go counts it (dirty
+ * items, including one re-added while a worker holds it). The time-based
+ * gauges are read from the queue itself when scraped:
+ * `unfinishedWorkSeconds()`, `longestRunningProcessorSeconds()`,
+ * `oldestWaiting()`.
  */
 export interface WorkQueueMetrics {
   /** An item became dirty (`workqueue_adds_total`, depth + 1). */
