@@ -91,7 +91,10 @@ function listen(host: string | undefined, port: number, fetch: (request: Request
   let failure: unknown;
   for (const hostname of candidates) {
     try {
-      return Bun.serve({ hostname, port, fetch, development: false });
+      // With development off, Bun 1.4 binds with SO_REUSEPORT unless told
+      // not to: a second attacher on the same port would then share it
+      // silently instead of failing as Go's ListenAndServe does.
+      return Bun.serve({ hostname, port, fetch, development: false, reusePort: false });
     } catch (e: unknown) {
       failure = e;
       // A taken port is taken on every address; only a missing IPv6 stack is worth the fallback.
