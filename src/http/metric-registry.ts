@@ -1,4 +1,4 @@
-import { type Gauge, Registry } from "prom-client";
+import { Registry } from "prom-client";
 import type { WorkQueueMetrics } from "../queue/metrics";
 import { CsiOperationMetrics } from "./csi-operation-metrics";
 import { counterFrom, gaugeFrom, histogramFrom } from "./metric-builders";
@@ -12,6 +12,14 @@ export interface ObservedWorkQueue {
   unfinishedWorkSeconds(): number;
   longestRunningProcessorSeconds(): number;
   oldestWaiting(): { seconds: number } | undefined;
+}
+
+/** The leader election state `leader_election_master_status` reads when scraped. */
+export interface ObservedLeaderElection {
+  /** The `name` label: the Lease's name. */
+  readonly name: string;
+  /** True while this process holds the Lease. */
+  isLeader(): boolean;
 }
 
 /** Options for {@link MetricRegistry}. */
@@ -32,10 +40,10 @@ export class MetricRegistry {
   private readonly registry = new Registry();
   private readonly workQueueFamilies: WorkQueueFamilies;
   private readonly queues: ObservedWorkQueue[] = [];
-  private readonly leaderStatus: Gauge<"name">;
+  private readonly elections: ObservedLeaderElection[] = [];
 
   constructor(options: MetricRegistryOptions = {}) {
-    const { registry, queues } = this;
+    const { registry, queues, elections } = this;
     this.csiOperations = new CsiOperationMetrics(registry);
     this.workQueueFamilies = {
       depth: gaugeFrom(metricTable.workQueueDepth, registry),
@@ -55,7 +63,9 @@ export class MetricRegistry {
     gaugeFrom(metricTable.workQueueOldestWaiting, registry, (gauge) => {
       for (const queue of queues) gauge.set({ name: queue.name }, queue.oldestWaiting()?.seconds ?? 0);
     });
-    this.leaderStatus = gaugeFrom(metricTable.leaderElectionMasterStatus, registry);
+    gaugeFrom(metricTable.leaderElectionMasterStatus, registry, (gauge) => {
+      for (const election of elections) gauge.set({ name: election.name }, election.isLeader() ? 1 : 0);
+    });
     if (options.processMetrics ?? true) registerProcessMetrics(registry);
   }
 
@@ -70,13 +80,15 @@ export class MetricRegistry {
   }
 
   /**
-   * setLeaderStatus sets `leader_election_master_status{name}` to 1 while
-   * this process holds the lease `name`, 0 while it stands by (client-go's
-   * leaderOn/leaderOff). Note csi-lib-utils leaves client-go's
-   * LeaderElectionConfig.Name empty, so upstream's series is `{name=""}`.
+   * watchLeaderElection exports `leader_election_master_status{name}`: 1
+   * while this process holds the Lease, 0 while it stands by (client-go's
+   * leaderOn/leaderOff), read when scraped. Without leader election there
+   * is no series, as upstream. csi-lib-utils leaves client-go's
+   * LeaderElectionConfig.Name empty, so upstream's series is `{name=""}`;
+   * the elector chooses the name it reports.
    */
-  setLeaderStatus(name: string, leading: boolean): void {
-    this.leaderStatus.set({ name }, leading ? 1 : 0);
+  watchLeaderElection(election: ObservedLeaderElection): void {
+    this.elections.push(election);
   }
 
   /** The Content-Type of {@link render}'s output (text format 0.0.4). */

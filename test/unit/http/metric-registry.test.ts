@@ -143,15 +143,16 @@ describe("workqueue metrics", () => {
 });
 
 describe("leader_election_master_status", () => {
-  it("is absent until set, then 1 while leading and 0 while standing by", async () => {
+  it("is absent without leader election, then reads 1 while leading and 0 while standing by when scraped", async () => {
     const registry = new MetricRegistry({ processMetrics: false });
     const before = samples(await registry.render(), "leader_election_master_status");
-    registry.setLeaderStatus("external-attacher-leader-hostpath-csi-k8s-io", true);
-    const leading = samples(await registry.render(), "leader_election_master_status");
-    registry.setLeaderStatus("external-attacher-leader-hostpath-csi-k8s-io", false);
-    const standing = samples(await registry.render(), "leader_election_master_status");
+    let leading = true;
+    registry.watchLeaderElection({ name: "external-attacher-leader-hostpath-csi-k8s-io", isLeader: () => leading });
+    const asLeader = samples(await registry.render(), "leader_election_master_status");
+    leading = false;
+    const asStandby = samples(await registry.render(), "leader_election_master_status");
     const series = '{name="external-attacher-leader-hostpath-csi-k8s-io"}';
-    expect([before, leading, standing]).toEqual([{}, { [series]: 1 }, { [series]: 0 }]);
+    expect([before, asLeader, asStandby]).toEqual([{}, { [series]: 1 }, { [series]: 0 }]);
   });
 });
 
