@@ -56,7 +56,6 @@ export function createDriverTransport(options: DriverTransportOptions): Transpor
 
   return createGrpcTransport({
     baseUrl: "http://localhost",
-    interceptors: [...(options.interceptors ?? [])],
     // CSI drivers are local: keep the session open rather than closing it
     // when idle (default 15 min), so that its socket is there to close when
     // the driver dies. connect-node's timer helper ignores Infinity.
