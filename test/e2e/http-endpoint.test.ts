@@ -7,7 +7,7 @@ import { ensureComponents } from "../cluster/components";
 import { freeLoopbackPorts } from "../cluster/free-ports";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import { startAttacher } from "./support/attacher-process";
+import { attacherBinary, startAttacher } from "./support/attacher-process";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
 import { listeningTcpPorts } from "./support/listening-sockets";
 import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
@@ -118,6 +118,28 @@ describe("without --http-endpoint", () => {
     } finally {
       await stopFakeDriverSetup(quiet);
     }
+  });
+});
+
+describe("flags", () => {
+  it("stops with exit code 1 and one line when both --http-endpoint and --metrics-address are set, before listening", () => {
+    const run = Bun.spawnSync([attacherBinary, "--http-endpoint=127.0.0.1:0", "--metrics-address=127.0.0.1:0", "--csi-address=/nonexistent"]);
+    expect({ code: run.exitCode, stderr: run.stderr.toString().trimEnd().split("\n").length, stdout: run.stdout.toString() }).toEqual({ code: 1, stderr: 1, stdout: "" });
+    expect(run.stderr.toString()).toContain("only one of --http-endpoint");
+  });
+
+  it("serves the metrics on the deprecated --metrics-address and a custom --metrics-path", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "e2e-http-metrics-address-"));
+    const { http: oldPort } = await freeLoopbackPorts(["http"]);
+    await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: "metrics-address.fake.csi.test" } });
+    await using _attacher = await startAttacher({
+      kubeconfig: cluster.kubeconfigPath,
+      csiAddress: driver.csiSocket,
+      logDir: dir,
+      args: [`--metrics-address=127.0.0.1:${oldPort}`, "--metrics-path=/custom"],
+    });
+    const [custom, standard] = await Promise.all([fetch(`http://127.0.0.1:${oldPort}/custom`), fetch(`http://127.0.0.1:${oldPort}/metrics`)]);
+    expect([custom.status, (await custom.text()).includes("# TYPE workqueue_depth gauge"), standard.status]).toEqual([200, true, 404]);
   });
 });
 
