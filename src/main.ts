@@ -15,6 +15,7 @@ import { createGrpcLogInterceptor, grpcLogLevel } from "./csi/grpc-log-intercept
 import { createOperationMetricsInterceptor } from "./csi/operation-metrics-interceptor";
 import { createDriverTransport } from "./csi/transport";
 import { startHttpServer } from "./http/http-server";
+import { LeaderElectionHealthAdaptor } from "./http/leader-election-health";
 import { MetricRegistry } from "./http/metric-registry";
 import { Readiness } from "./http/readiness";
 import { AttacherApi } from "./kube/attacher-api";
@@ -95,12 +96,21 @@ async function main(argv: readonly string[]): Promise<number> {
   // what start-up still waits for. Without --http-endpoint nothing listens
   // and no metric is kept.
   const readiness = new Readiness();
+  // The elector, once built, is handed to this (and to metrics.watchLeaderElection).
+  const leaderHealth = new LeaderElectionHealthAdaptor();
   let metrics: MetricRegistry | undefined;
   if (config.httpEndpoint !== "") {
     metrics = new MetricRegistry();
     try {
       // Closed by the process exit, like Go's ListenAndServe goroutine.
-      startHttpServer({ address: config.httpEndpoint, metricsPath: config.metricsPath, metrics, readiness, log });
+      startHttpServer({
+        address: config.httpEndpoint,
+        metricsPath: config.metricsPath,
+        metrics,
+        readiness,
+        log,
+        ...(config.leaderElection ? { leaderElection: leaderHealth } : {}),
+      });
     } catch (e: unknown) {
       log.error("Failed to start HTTP server at specified address and metrics path", { err: e, address: config.httpEndpoint, metricsPath: config.metricsPath });
       return 1;

@@ -2,24 +2,12 @@ import type { Server } from "bun";
 import type { Logger } from "../log/logger";
 import { errorMessage } from "../util/error-message";
 import { HttpServerStartError } from "./errors";
+import type { LeaderElectionHealthCheck } from "./leader-election-health";
 import { parseListenAddress } from "./listen-address";
 import type { Readiness } from "./readiness";
 
 /** The path upstream serves the leader election health check on (csi-lib-utils HealthCheckerAddress). */
 export const leaderElectionHealthPath = "/healthz/leader-election";
-
-/**
- * LeaderElectionHealthCheck is what the leader elector offers the
- * `/healthz/leader-election` handler, with the semantics of client-go's
- * HealthzAdaptor: undefined (healthy) while election has not started and
- * while we stand by; an Error only when we are the leader and the lease has
- * gone unrenewed for longer than the lease duration plus a tolerance
- * (csi-lib-utils uses 20 s), which means the renew loop is stuck and the
- * process should be restarted.
- */
-export interface LeaderElectionHealthCheck {
-  check(): Error | undefined;
-}
 
 /** What the metrics path serves: the registry's text exposition. */
 export interface MetricsSource {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "bun:test";
 import { HttpServerStartError } from "../../../src/http/errors.ts";
-import { startHttpServer, type HttpServerOptions, type LeaderElectionHealthCheck } from "../../../src/http/http-server.ts";
+import { startHttpServer, type HttpServerOptions } from "../../../src/http/http-server.ts";
+import { LeaderElectionHealthAdaptor, type LeaderElectionHealthCheck } from "../../../src/http/leader-election-health.ts";
 import { Readiness } from "../../../src/http/readiness.ts";
 import { Logger } from "../../../src/log/logger.ts";
 
@@ -60,6 +61,13 @@ describe("HTTP endpoint", () => {
       { status: 500, body: "internal server error: failed election to renew leadership on lease external-attacher-leader-x\n", type: "text/plain; charset=utf-8" },
       404,
     ]);
+  });
+
+  it("reports healthy through the adaptor until the elector is set, then the elector's verdict", () => {
+    const adaptor = new LeaderElectionHealthAdaptor();
+    const before = adaptor.check();
+    adaptor.set({ check: () => new Error("failed election to renew leadership on lease l") });
+    expect([before, adaptor.check()?.message]).toEqual([undefined, "failed election to renew leadership on lease l"]);
   });
 
   it("answers 500 and logs when the metrics cannot be rendered", async () => {
