@@ -42,7 +42,7 @@ try {
     for (const mode of modes) {
       const { http: port } = await freeLoopbackPorts(["http"]);
       const args = mode === "endpoint off" ? ["-v=2"] : ["-v=2", `--http-endpoint=127.0.0.1:${port}`];
-      await using attacher = await startAttacher({ kubeconfig: cluster.kubeconfigPath, csiAddress: driver.csiSocket, logDir: dir, args, name: `attacher-${run}` });
+      await using attacher = await startAttacher({ kubeconfig: cluster.kubeconfigPath, csiAddress: driver.csiSocket, logDir: dir, args, name: `attacher-${run}-${modes.indexOf(mode)}` });
       if (mode === "endpoint on, scraped") {
         for (let scrape = 0; scrape < 3; scrape++) await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       }
