@@ -6,6 +6,7 @@ import { AttachController } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
 import { ForcedSyncs } from "./controller/forced-syncs";
 import type { Handler } from "./controller/handler";
+import { inTreePluginForDriver } from "./controller/migration/in-tree-plugins";
 import { Reconciler } from "./controller/reconciler";
 import { TrivialHandler } from "./controller/trivial-handler";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
@@ -156,8 +157,8 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   readiness.satisfy("driver-probed");
-  // Not migratable until the CSI migration code can tell: then the histogram gains its `migrated` label.
-  metrics?.csiOperations.setDriver(driver.name, false);
+  // A driver that in-tree volumes migrate to gets the `migrated` label, as upstream's WithMigration.
+  metrics?.csiOperations.setDriver(driver.name, inTreePluginForDriver(driver.name) !== undefined);
 
   await runAttacher(config, driver, csi, kubeClient, log, stop.signal, readiness, metrics);
   log.info("Stopped");

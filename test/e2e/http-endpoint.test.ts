@@ -109,6 +109,25 @@ describe("HTTP endpoint", () => {
   });
 });
 
+describe("a driver that in-tree volumes migrate to", () => {
+  it("labels its operations with migrated, \"false\" for a CSI PV", async () => {
+    const { http: ebsPort } = await freeLoopbackPorts(["http"]);
+    const ebs = await startFakeDriverSetup(cluster, admin, { driverName: "ebs.csi.aws.com", nodes: [node], attacherArgs: [`--http-endpoint=127.0.0.1:${ebsPort}`] });
+    try {
+      await admin.create(paths.persistentVolumes, persistentVolume("pv-ebs-csi", { driver: "ebs.csi.aws.com", volumeHandle: "vol-ebs-csi" }));
+      await admin.create(paths.volumeAttachments, volumeAttachment("ebs-csi", "ebs.csi.aws.com", node, "pv-ebs-csi"));
+      await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("ebs-csi"), (va) => va?.status?.attached === true, 30_000);
+      const samples = parseSamples(await (await fetch(`http://127.0.0.1:${ebsPort}/metrics`)).text());
+      const publish = find(samples, "csi_sidecar_operations_seconds_count", { method_name: "/csi.v1.Controller/ControllerPublishVolume" });
+      expect(publish.map((sample) => sample.labels)).toEqual([
+        { driver_name: "ebs.csi.aws.com", grpc_status_code: "OK", method_name: "/csi.v1.Controller/ControllerPublishVolume", migrated: "false" },
+      ]);
+    } finally {
+      await stopFakeDriverSetup(ebs);
+    }
+  });
+});
+
 describe("without --http-endpoint", () => {
   it("opens no listening socket at all", async () => {
     const quiet = await startFakeDriverSetup(cluster, admin, { driverName: "no-http.fake.csi.test", nodes: [node] });

@@ -6,25 +6,17 @@ import { FakeClock } from "./fake-clock.ts";
 
 function setUp() {
   const clock = new FakeClock();
-  const lines: unknown[] = [];
-  const log = new Logger({ format: "json", sink: (line) => lines.push(JSON.parse(line)), now: () => clock.now() });
+  const lines: string[] = [];
+  // Severity letter and message with fields; klog's time, pid and caller left out.
+  const log = new Logger({ sink: (line) => lines.push(line.replace(/^([IWE])\d{4} \S+ +\d+ \S+\] /, "$1 ")), now: () => clock.now() });
   const va = new WorkQueue<string>({ name: "csi-attacher-va", clock });
   const pv = new WorkQueue<string>({ name: "csi-attacher-pv", clock });
   const warning = new BacklogWarning({ queues: [va, pv], log, clock, thresholdMs: 60_000, checkIntervalMs: 10_000, repeatIntervalMs: 300_000 });
   return { clock, lines, va, pv, warning };
 }
 
-const warningLine = (queue: string, item: string, waitingSeconds: number, queued: number) => ({
-  ts: expect.any(Number),
-  v: 0,
-  severity: "warning",
-  msg: "Work queue item has waited longer than the threshold for a worker",
-  queue,
-  item,
-  waitingSeconds,
-  thresholdSeconds: 60,
-  queued,
-});
+const warningLine = (queue: string, item: string, waitingSeconds: number, queued: number) =>
+  `W "Work queue item has waited longer than the threshold for a worker" queue="${queue}" item="${item}" waitingSeconds=${waitingSeconds} thresholdSeconds=60 queued=${queued}`;
 
 describe("BacklogWarning", () => {
   it("warns once an item has waited longer than the threshold, naming the queue and the item", () => {
