@@ -110,17 +110,33 @@ describe("HTTP endpoint", () => {
 });
 
 describe("a driver that in-tree volumes migrate to", () => {
-  it("labels its operations with migrated, \"false\" for a CSI PV", async () => {
+  it("labels its operations with migrated: \"true\" for a translated in-tree PV, \"false\" for a CSI PV", async () => {
+    const ebsDriver = "ebs.csi.aws.com";
     const { http: ebsPort } = await freeLoopbackPorts(["http"]);
-    const ebs = await startFakeDriverSetup(cluster, admin, { driverName: "ebs.csi.aws.com", nodes: [node], attacherArgs: [`--http-endpoint=127.0.0.1:${ebsPort}`] });
+    const ebs = await startFakeDriverSetup(cluster, admin, { driverName: ebsDriver, nodes: [node], attacherArgs: [`--http-endpoint=127.0.0.1:${ebsPort}`] });
     try {
-      await admin.create(paths.persistentVolumes, persistentVolume("pv-ebs-csi", { driver: "ebs.csi.aws.com", volumeHandle: "vol-ebs-csi" }));
-      await admin.create(paths.volumeAttachments, volumeAttachment("ebs-csi", "ebs.csi.aws.com", node, "pv-ebs-csi"));
-      await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("ebs-csi"), (va) => va?.status?.attached === true, 30_000);
+      await admin.create(paths.persistentVolumes, persistentVolume("pv-ebs-csi", { driver: ebsDriver, volumeHandle: "vol-0123456789abcdef0" }));
+      await admin.create(paths.persistentVolumes, {
+        apiVersion: "v1",
+        kind: "PersistentVolume",
+        metadata: { name: "pv-ebs-in-tree", annotations: { "pv.kubernetes.io/migrated-to": ebsDriver } },
+        spec: {
+          capacity: { storage: "1Gi" },
+          accessModes: ["ReadWriteOnce"],
+          persistentVolumeReclaimPolicy: "Retain",
+          awsElasticBlockStore: { volumeID: "aws://us-east-1a/vol-0fedcba9876543210", fsType: "ext4" },
+        },
+      });
+      for (const name of ["ebs-csi", "ebs-in-tree"]) {
+        await admin.create(paths.volumeAttachments, volumeAttachment(name, ebsDriver, node, `pv-${name}`));
+        await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment(name), (va) => va?.status?.attached === true, 30_000);
+      }
       const samples = parseSamples(await (await fetch(`http://127.0.0.1:${ebsPort}/metrics`)).text());
       const publish = find(samples, "csi_sidecar_operations_seconds_count", { method_name: "/csi.v1.Controller/ControllerPublishVolume" });
-      expect(publish.map((sample) => sample.labels)).toEqual([
-        { driver_name: "ebs.csi.aws.com", grpc_status_code: "OK", method_name: "/csi.v1.Controller/ControllerPublishVolume", migrated: "false" },
+      const labels = { driver_name: ebsDriver, grpc_status_code: "OK", method_name: "/csi.v1.Controller/ControllerPublishVolume" };
+      expect(publish.map((sample) => [sample.labels, sample.value])).toEqual([
+        [{ ...labels, migrated: "false" }, 1],
+        [{ ...labels, migrated: "true" }, 1],
       ]);
     } finally {
       await stopFakeDriverSetup(ebs);
