@@ -27,6 +27,7 @@ export interface HttpServerOptions {
   readonly readiness: Readiness;
   /** With leader election on, its health check, served on {@link leaderElectionHealthPath}; the path does not exist otherwise. Default: none. */
   readonly leaderElection?: LeaderElectionHealthCheck;
+  /** Where "ServeMux listening" and render failures go. Required. */
   readonly log: Logger;
 }
 
