@@ -15,7 +15,7 @@ export interface WorkQueueMetrics {
   get(queuedSeconds: number): void;
   /** A worker finished an item it had held for `processingSeconds` (`workqueue_work_duration_seconds`). */
   done(processingSeconds: number): void;
-  /** An item was re-added by `addRateLimited` (`workqueue_retries_total`). */
+  /** An item was re-added by `addAfter` or `addRateLimited` (`workqueue_retries_total`; client-go counts every AddAfter). */
   retry(): void;
 }
 

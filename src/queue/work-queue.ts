@@ -164,10 +164,12 @@ export class WorkQueue<T = string> {
 
   /**
    * Adds `item` after `ms` milliseconds (at once if `ms <= 0`). If the item
-   * is already waiting to be added sooner, the sooner time stands.
+   * is already waiting to be added sooner, the sooner time stands. Counts a
+   * retry, as client-go's delaying queue does for every AddAfter.
    */
   addAfter(item: T, ms: number): void {
     if (this.shutdownRequested) return;
+    this.metrics.retry();
     if (!(ms > 0)) {
       this.add(item);
       return;
@@ -179,7 +181,6 @@ export class WorkQueue<T = string> {
   addRateLimited(item: T): void {
     const delay = this.rateLimiter.when(item);
     if (this.shutdownRequested) return;
-    this.metrics.retry();
     this.addAfter(item, delay);
   }
 

@@ -148,7 +148,8 @@ describe("WorkQueue", () => {
     clock.step(500);
     queue.done("a");
     queue.addRateLimited("a");
-    expect(events).toEqual(["add", "get 2", "done 0.5", "retry"]);
+    queue.addAfter("b", 0);
+    expect(events).toEqual(["add", "get 2", "done 0.5", "retry", "retry", "add"]);
   });
 
   it("measures unfinished work from the clock", async () => {
