@@ -96,7 +96,10 @@ async function main(argv: readonly string[]): Promise<number> {
   // The endpoint is up from the start, so /healthz answers and /readyz says
   // what start-up still waits for. Without --http-endpoint nothing listens
   // and no metric is kept.
-  const readiness = new Readiness();
+  // With leader election a standby never lists (only the leader runs the
+  // controller), and a Deployment's rollout waits for every replica to be
+  // ready: there, ready means able to take over, the driver answered Probe.
+  const readiness = new Readiness(config.leaderElection ? ["driver-probed"] : ["driver-probed", "caches-synced"]);
   // The elector, once built, is handed to this (and to metrics.watchLeaderElection).
   const leaderHealth = new LeaderElectionHealthAdaptor();
   let metrics: MetricRegistry | undefined;
