@@ -6,13 +6,19 @@ import { AttachController } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
 import { ForcedSyncs } from "./controller/forced-syncs";
 import type { Handler } from "./controller/handler";
+import { inTreePluginForDriver } from "./controller/migration/in-tree-plugins";
 import { Reconciler } from "./controller/reconciler";
 import { TrivialHandler } from "./controller/trivial-handler";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
 import { startDriver, type DriverInfo } from "./csi/driver-startup";
 import { createGrpcLogInterceptor, grpcLogLevel } from "./csi/grpc-log-interceptor";
+import { createOperationMetricsInterceptor } from "./csi/operation-metrics-interceptor";
 import { createDriverTransport } from "./csi/transport";
+import { startHttpServer } from "./http/http-server";
+import { LeaderElectionHealthAdaptor } from "./http/leader-election-health";
+import { MetricRegistry } from "./http/metric-registry";
+import { Readiness } from "./http/readiness";
 import { AttacherApi } from "./kube/attacher-api";
 import { KubeClient } from "./kube/http-client";
 import { loadKubeConnection } from "./kube/kubeconfig";
@@ -24,6 +30,7 @@ import { Reflector } from "./kube/reflector";
 import { Store } from "./kube/store";
 import { createApiThrottle } from "./kube/token-bucket";
 import { Logger } from "./log/logger";
+import { BacklogWarning } from "./queue/backlog-warning";
 import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
 import { WorkQueue } from "./queue/work-queue";
 import { terminationLogPath, writeTerminationMessage } from "./util/termination-message";
@@ -86,6 +93,34 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
+  // The endpoint is up from the start, so /healthz answers and /readyz says
+  // what start-up still waits for. Without --http-endpoint nothing listens
+  // and no metric is kept.
+  // With leader election a standby never lists (only the leader runs the
+  // controller), and a Deployment's rollout waits for every replica to be
+  // ready: there, ready means able to take over, the driver answered Probe.
+  const readiness = new Readiness(config.leaderElection ? ["driver-probed"] : ["driver-probed", "caches-synced"]);
+  // The elector, once built, is handed to this (and to metrics.watchLeaderElection).
+  const leaderHealth = new LeaderElectionHealthAdaptor();
+  let metrics: MetricRegistry | undefined;
+  if (config.httpEndpoint !== "") {
+    metrics = new MetricRegistry();
+    try {
+      // Closed by the process exit, like Go's ListenAndServe goroutine.
+      startHttpServer({
+        address: config.httpEndpoint,
+        metricsPath: config.metricsPath,
+        metrics,
+        readiness,
+        log,
+        ...(config.leaderElection ? { leaderElection: leaderHealth } : {}),
+      });
+    } catch (e: unknown) {
+      log.error("Failed to start HTTP server at specified address and metrics path", { err: e, address: config.httpEndpoint, metricsPath: config.metricsPath });
+      return 1;
+    }
+  }
+
   let kubeClient: KubeClient;
   try {
     const connection = await loadKubeConnection({ kubeconfig: config.kubeconfig });
@@ -97,8 +132,13 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const transport = createDriverTransport({
     socketPath: config.csiAddress,
-    // Below -v=5 the logging interceptor is left out altogether.
-    interceptors: config.verbosity >= grpcLogLevel ? [createGrpcLogInterceptor({ log, maxLogLength: config.maxGrpcLogLength })] : [],
+    // Logging outermost and metrics inside it, as csi-lib-utils chains them, so
+    // a call's recorded time leaves out the logging of its payloads.
+    interceptors: [
+      // Below -v=5 the logging interceptor is left out altogether.
+      ...(config.verbosity >= grpcLogLevel ? [createGrpcLogInterceptor({ log, maxLogLength: config.maxGrpcLogLength })] : []),
+      ...(metrics === undefined ? [] : [createOperationMetricsInterceptor({ observer: metrics.csiOperations })]),
+    ],
     onConnectionLost: (reason) => {
       // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
       const message = "Lost connection to CSI driver, exiting";
@@ -119,7 +159,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
-  await runAttacher(config, driver, csi, kubeClient, log, stop.signal);
+  readiness.satisfy("driver-probed");
+  // A driver that in-tree volumes migrate to gets the `migrated` label, as upstream's WithMigration.
+  metrics?.csiOperations.setDriver(driver.name, inTreePluginForDriver(driver.name) !== undefined);
+
+  await runAttacher(config, driver, csi, kubeClient, log, stop.signal, readiness, metrics);
   log.info("Stopped");
   return 0;
 }
@@ -127,7 +171,16 @@ async function main(argv: readonly string[]): Promise<number> {
 /** Time allowed after --timeout for the last operations' API writes when shutting down. */
 const shutdownGraceMs = 5_000;
 
-async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, client: KubeClient, log: Logger, signal: AbortSignal): Promise<void> {
+async function runAttacher(
+  config: Config,
+  driver: DriverInfo,
+  csi: CsiClient,
+  client: KubeClient,
+  log: Logger,
+  signal: AbortSignal,
+  readiness: Readiness,
+  metrics: MetricRegistry | undefined,
+): Promise<void> {
   const vas = new Store<ReturnType<typeof parseVolumeAttachment>>();
   const pvs = new Store<ReturnType<typeof parsePersistentVolume>>();
   const csiNodes = new Store<CsiNode>();
@@ -167,17 +220,19 @@ async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, c
     handler = new TrivialHandler(writer, log);
   }
 
-  const rateLimiter = () => new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs });
-  const vaQueue = new WorkQueue<string>({ name: "csi-attacher-va", rateLimiter: rateLimiter() });
-  const controller = new AttachController({
-    driverName: driver.name,
-    handler,
-    vas,
-    pvs,
-    vaQueue,
-    pvQueue: new WorkQueue<string>({ name: "csi-attacher-pv", rateLimiter: rateLimiter() }),
-    log,
-  });
+  const newQueue = (name: string) => {
+    const queue = new WorkQueue<string>({
+      name,
+      rateLimiter: new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs }),
+      ...(metrics === undefined ? {} : { metrics: metrics.workQueueMetrics(name) }),
+    });
+    metrics?.watchQueue(queue);
+    return queue;
+  };
+  const vaQueue = newQueue("csi-attacher-va");
+  const pvQueue = newQueue("csi-attacher-pv");
+  const controller = new AttachController({ driverName: driver.name, handler, vas, pvs, vaQueue, pvQueue, log });
+  new BacklogWarning({ queues: [vaQueue, pvQueue], log }).run(signal);
 
   // As upstream: only a driver that can publish and list where its volumes
   // are published is reconciled (the trivial handler has nothing to redo).
@@ -204,6 +259,7 @@ async function runAttacher(config: Config, driver: DriverInfo, csi: CsiClient, c
   // would look deleted.
   await Promise.race([Promise.all(reflectors.map((reflector) => reflector.waitForSync())), aborted(signal)]);
   if (signal.aborted) return;
+  readiness.satisfy("caches-synced");
   log.info("Caches synced", { volumeAttachments: vas.size, persistentVolumes: pvs.size, csiNodes: csiNodes.size });
 
   // --resync=0 turns the periodic resync off, as it does for client-go's informers.

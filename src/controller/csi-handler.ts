@@ -52,6 +52,8 @@ export interface CsiHandlerOptions {
 interface ResolvedSource {
   readonly spec: PersistentVolumeSpec;
   readonly csi: CsiPersistentVolumeSource;
+  /** Translated from an in-tree PV: the driver call is counted with migrated="true". */
+  readonly migrated: boolean;
 }
 
 /**
@@ -94,7 +96,7 @@ export class CsiHandler implements Handler {
       const source = await this.attachSourceOf(current);
       const request = await this.publishRequestFor(current, source);
       current = await this.writer.ensureFinalizerAndNodeId(current, request.nodeId);
-      publishContext = await this.options.csi.controllerPublish(request, this.options.timeoutMs);
+      publishContext = await this.options.csi.controllerPublish(request, this.options.timeoutMs, { migrated: source.migrated });
     } catch (e: unknown) {
       await this.saveError(() => this.writer.saveAttachError(current, e), log);
       throw e;
@@ -111,8 +113,9 @@ export class CsiHandler implements Handler {
     }
     log.v(2).info("Detaching", forced ? { forced } : {});
     try {
-      const request = await this.unpublishRequestFor(va, this.detachSourceOf(va));
-      await this.options.csi.controllerUnpublish(request, this.options.timeoutMs);
+      const source = this.detachSourceOf(va);
+      const request = await this.unpublishRequestFor(va, source);
+      await this.options.csi.controllerUnpublish(request, this.options.timeoutMs, { migrated: source.migrated });
       log.v(2).info("Detached");
       await this.markDetached(va);
     } catch (e: unknown) {
@@ -130,21 +133,21 @@ export class CsiHandler implements Handler {
    */
   private async attachSourceOf(va: VolumeAttachment): Promise<ResolvedSource> {
     const ref = volumeSourceOf(va);
-    if (ref.kind === "inline") return { spec: ref.spec, csi: csiSourceOf(ref.spec) };
+    if (ref.kind === "inline") return { spec: ref.spec, csi: csiSourceOf(ref.spec), migrated: false };
     let pv = cachedPersistentVolume(this.options.pvs, ref.pvName);
     if (pv.metadata.deletionTimestamp) throw new Error(`PersistentVolume ${JSON.stringify(pv.metadata.name)} is marked for deletion`);
     pv = await this.addPvFinalizer(pv);
     // An in-tree PV is translated only now, as upstream does: the finalizer
     // goes on even when the translation then fails.
-    const { spec } = migratedSpecOf(pv);
-    return { spec, csi: csiSourceOf(spec) };
+    const { spec, migrated } = migratedSpecOf(pv);
+    return { spec, csi: csiSourceOf(spec), migrated };
   }
 
   /** detachSourceOf resolves the VA's volume for a detach, translating an in-tree PV: the PV is only read, never written. */
   private detachSourceOf(va: VolumeAttachment): ResolvedSource {
     const ref = volumeSourceOf(va);
-    const spec = ref.kind === "inline" ? ref.spec : migratedSpecOf(cachedPersistentVolume(this.options.pvs, ref.pvName)).spec;
-    return { spec, csi: csiSourceOf(spec) };
+    const { spec, migrated } = ref.kind === "inline" ? { spec: ref.spec, migrated: false } : migratedSpecOf(cachedPersistentVolume(this.options.pvs, ref.pvName));
+    return { spec, csi: csiSourceOf(spec), migrated };
   }
 
   private async publishRequestFor(va: VolumeAttachment, { spec, csi }: ResolvedSource): Promise<PublishRequest & { nodeId: string }> {

@@ -1,4 +1,4 @@
-import { Code, createClient, type Client, type Transport } from "@connectrpc/connect";
+import { Code, createClient, createContextValues, type Client, type ContextValues, type Transport } from "@connectrpc/connect";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   Controller,
@@ -11,6 +11,7 @@ import {
   type ControllerUnpublishVolumeRequest,
 } from "../../gen/csi/v1/csi_pb";
 import { CsiCallError } from "./errors";
+import { migratedVolumeKey } from "./operation-metrics-interceptor";
 
 /** The driver capabilities that decide how the attacher behaves. */
 export interface DriverCapabilities {
@@ -73,16 +74,19 @@ export class CsiClient {
     };
   }
 
-  /** controllerPublish returns the driver's publish context. */
-  async controllerPublish(request: PublishRequest, timeoutMs: number): Promise<Record<string, string>> {
+  /** controllerPublish returns the driver's publish context. `volume.migrated` labels the call's metrics. */
+  async controllerPublish(request: PublishRequest, timeoutMs: number, volume: VolumeOrigin = {}): Promise<Record<string, string>> {
     const message: ControllerPublishVolumeRequest = create(ControllerPublishVolumeRequestSchema, request);
-    const response = await call(timeoutMs, (options) => this.controller.controllerPublishVolume(message, options));
+    const contextValues = contextValuesFor(volume);
+    const response = await call(timeoutMs, (options) => this.controller.controllerPublishVolume(message, { ...options, contextValues }));
     return response.publishContext;
   }
 
-  async controllerUnpublish(request: UnpublishRequest, timeoutMs: number): Promise<void> {
+  /** controllerUnpublish detaches the volume; `volume.migrated` labels the call's metrics. */
+  async controllerUnpublish(request: UnpublishRequest, timeoutMs: number, volume: VolumeOrigin = {}): Promise<void> {
     const message: ControllerUnpublishVolumeRequest = create(ControllerUnpublishVolumeRequestSchema, request);
-    await call(timeoutMs, (options) => this.controller.controllerUnpublishVolume(message, options));
+    const contextValues = contextValuesFor(volume);
+    await call(timeoutMs, (options) => this.controller.controllerUnpublishVolume(message, { ...options, contextValues }));
   }
 
   /**
@@ -111,6 +115,16 @@ export class CsiClient {
     } while (startingToken !== "");
     return published;
   }
+}
+
+/** Where a published volume comes from, as the operation metrics label it. */
+export interface VolumeOrigin {
+  /** Translated from an in-tree PV by CSI migration (`migrated="true"`). Default false. */
+  readonly migrated?: boolean;
+}
+
+function contextValuesFor(volume: VolumeOrigin): ContextValues {
+  return createContextValues().set(migratedVolumeKey, volume.migrated ?? false);
 }
 
 async function call<R>(timeoutMs: number, invoke: (options: { timeoutMs: number }) => Promise<R>): Promise<R> {

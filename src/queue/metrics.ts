@@ -2,9 +2,11 @@
  * WorkQueueMetrics receives a queue's events, mirroring client-go's
  * `queueMetrics`: the provider turns them into the `workqueue_*` Prometheus
  * series. Durations are in seconds because Prometheus histograms are.
- * Gauges (depth, unfinished work, longest running processor) are read from
- * the queue itself when scraped: `len()`, `unfinishedWorkSeconds()`,
- * `longestRunningProcessorSeconds()`.
+ * Depth is counted from `add` and `get`, as client-go counts it (dirty
+ * items, including one re-added while a worker holds it). The time-based
+ * gauges are read from the queue itself when scraped:
+ * `unfinishedWorkSeconds()`, `longestRunningProcessorSeconds()`,
+ * `oldestWaiting()`.
  */
 export interface WorkQueueMetrics {
   /** An item became dirty (`workqueue_adds_total`, depth + 1). */
@@ -13,7 +15,7 @@ export interface WorkQueueMetrics {
   get(queuedSeconds: number): void;
   /** A worker finished an item it had held for `processingSeconds` (`workqueue_work_duration_seconds`). */
   done(processingSeconds: number): void;
-  /** An item was re-added by `addRateLimited` (`workqueue_retries_total`). */
+  /** An item was re-added by `addAfter` or `addRateLimited` (`workqueue_retries_total`; client-go counts every AddAfter). */
   retry(): void;
 }
 

@@ -71,7 +71,12 @@ export class WorkQueue<T = string> {
    * item from two workers at once.
    */
   private readonly processing = new Map<T, number>();
-  /** When each dirty item became dirty, for the time-in-queue metric. */
+  /**
+   * When each dirty item became dirty, for the time-in-queue metric. Its keys
+   * are exactly `dirty`. An entry is only ever inserted with the clock's
+   * current time and never updated, so the Map's insertion order is the
+   * order items became dirty: the first entry has waited longest.
+   */
   private readonly addTimes = new Map<T, number>();
   /**
    * Workers blocked in `get`, oldest first. Non-empty only while `queue` is
@@ -159,10 +164,12 @@ export class WorkQueue<T = string> {
 
   /**
    * Adds `item` after `ms` milliseconds (at once if `ms <= 0`). If the item
-   * is already waiting to be added sooner, the sooner time stands.
+   * is already waiting to be added sooner, the sooner time stands. Counts a
+   * retry, as client-go's delaying queue does for every AddAfter.
    */
   addAfter(item: T, ms: number): void {
     if (this.shutdownRequested) return;
+    this.metrics.retry();
     if (!(ms > 0)) {
       this.add(item);
       return;
@@ -174,7 +181,6 @@ export class WorkQueue<T = string> {
   addRateLimited(item: T): void {
     const delay = this.rateLimiter.when(item);
     if (this.shutdownRequested) return;
-    this.metrics.retry();
     this.addAfter(item, delay);
   }
 
@@ -202,6 +208,18 @@ export class WorkQueue<T = string> {
       longest = Math.max(longest, this.secondsSince(startedAt));
     }
     return longest;
+  }
+
+  /**
+   * The item that has needed processing longest, and for how many seconds
+   * (`csi_attacher_workqueue_oldest_waiting_seconds`), or undefined when no
+   * item is waiting. An item counts as waiting from the add that made it
+   * dirty until a worker takes it, including while another worker still
+   * holds it; items parked by `addAfter` are not waiting yet.
+   */
+  oldestWaiting(): { item: T; seconds: number } | undefined {
+    for (const [item, addedAt] of this.addTimes) return { item, seconds: this.secondsSince(addedAt) };
+    return undefined;
   }
 
   /** Serves waiting getters while there are both items and getters. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build-components.sh builds the real Go components the test ground runs
-# (kube-apiserver, etcd, the upstream CSI mock driver) from their Go modules,
+# (kube-apiserver, etcd, the upstream CSI mock driver) and the tools its
+# tests check with (Prometheus' promtool) from their Go modules,
 # pinned, into a cache directory outside the repository keyed by version, so
 # a warm machine never rebuilds. Prints nothing but progress on stderr; the
 # binary directory on stdout, or with BUILD_COMPONENTS_PRINT=paths one
@@ -16,6 +17,9 @@ set -euo pipefail
 
 KUBERNETES_VERSION="${KUBERNETES_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+# Prometheus v3.13.5 (its Go module numbers v3.x.y as v0.3xx.y). Newer ones
+# need dependency versions the module proxy here does not serve.
+PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.313.5}"
 
 cache_root="${BUN_CSI_ATTACHER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bun-csi-attacher}"
 bin_dir="$cache_root/bin"
@@ -86,8 +90,13 @@ build_in_wrapper etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/
 # shares kube-apiserver's module graph and most of its build cache.
 build_in_wrapper mock-csi-driver "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/kubernetes/test/e2e/storage/drivers/csi-test/mock/service "$k8s_replaces" "$here/mock-csi-driver"
 
+# promtool lints the attacher's /metrics output (`promtool check metrics`).
+# remove_all_sd leaves out Prometheus' service discovery plugins: promtool's
+# linter needs none of them, and their SDKs are most of the download.
+GOFLAGS="$GOFLAGS -tags=remove_all_sd" build_in_wrapper promtool "$PROMETHEUS_VERSION" github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/promtool
+
 if [ "${BUILD_COMPONENTS_PRINT:-}" = paths ]; then
-  for name in kube-apiserver etcd mock-csi-driver; do printf '%s=%s\n' "$name" "${built_paths[$name]}"; done
+  for name in kube-apiserver etcd mock-csi-driver promtool; do printf '%s=%s\n' "$name" "${built_paths[$name]}"; done
 else
   echo "$bin_dir"
 fi

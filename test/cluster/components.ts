@@ -1,6 +1,7 @@
 /**
- * The real binaries the test ground runs, built from pinned Go modules by
- * build-components.sh into a cache outside the repository.
+ * The real binaries the test ground runs, and the tools its tests check
+ * with, built from pinned Go modules by build-components.sh into a cache
+ * outside the repository.
  */
 import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
@@ -10,6 +11,8 @@ export interface ComponentPaths {
   readonly kubeApiserver: string;
   readonly etcd: string;
   readonly mockCsiDriver: string;
+  /** Prometheus' promtool, for `promtool check metrics`. */
+  readonly promtool: string;
 }
 
 const scriptPath = join(import.meta.dir, "build-components.sh");
@@ -19,6 +22,7 @@ const fieldsByName = {
   "kube-apiserver": "kubeApiserver",
   etcd: "etcd",
   "mock-csi-driver": "mockCsiDriver",
+  promtool: "promtool",
 } as const satisfies Record<string, keyof ComponentPaths>;
 
 let pending: Promise<ComponentPaths> | undefined;
@@ -64,13 +68,13 @@ function parsePaths(stdout: string): ComponentPaths {
     if (!Object.hasOwn(fieldsByName, name)) continue;
     found[fieldsByName[name as keyof typeof fieldsByName]] = line.slice(eq + 1).trim();
   }
-  const { kubeApiserver, etcd, mockCsiDriver } = found;
-  if (kubeApiserver === undefined || etcd === undefined || mockCsiDriver === undefined) {
+  const { kubeApiserver, etcd, mockCsiDriver, promtool } = found;
+  if (kubeApiserver === undefined || etcd === undefined || mockCsiDriver === undefined || promtool === undefined) {
     throw new Error(`${scriptPath} did not print a path for every component; stdout was:\n${stdout}`);
   }
-  for (const path of [kubeApiserver, etcd, mockCsiDriver]) {
+  for (const path of [kubeApiserver, etcd, mockCsiDriver, promtool]) {
     // Fail here, naming the file, rather than later with a bare ENOENT from spawn.
     accessSync(path, constants.X_OK);
   }
-  return { kubeApiserver, etcd, mockCsiDriver };
+  return { kubeApiserver, etcd, mockCsiDriver, promtool };
 }

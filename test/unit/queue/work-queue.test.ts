@@ -148,7 +148,8 @@ describe("WorkQueue", () => {
     clock.step(500);
     queue.done("a");
     queue.addRateLimited("a");
-    expect(events).toEqual(["add", "get 2", "done 0.5", "retry"]);
+    queue.addAfter("b", 0);
+    expect(events).toEqual(["add", "get 2", "done 0.5", "retry", "retry", "add"]);
   });
 
   it("measures unfinished work from the clock", async () => {
@@ -164,6 +165,38 @@ describe("WorkQueue", () => {
     expect([queue.unfinishedWorkSeconds(), queue.longestRunningProcessorSeconds()]).toEqual([5, 4]);
     queue.done("a");
     expect([queue.unfinishedWorkSeconds(), queue.longestRunningProcessorSeconds()]).toEqual([1, 1]);
+  });
+
+  it("reports the item that has waited longest, counting from the add that made it dirty", async () => {
+    const clock = new FakeClock();
+    const queue = newQueue(clock);
+    expect(queue.oldestWaiting()).toBeUndefined();
+    queue.add("a");
+    clock.step(1000);
+    queue.add("b");
+    clock.step(500);
+    // A second add of a queued item does not restart its wait.
+    queue.add("a");
+    expect(queue.oldestWaiting()).toEqual({ item: "a", seconds: 1.5 });
+    expect(await next(queue)).toBe("a");
+    expect(queue.oldestWaiting()).toEqual({ item: "b", seconds: 0.5 });
+    // Added while a worker holds it: waiting again, from now.
+    queue.add("a");
+    clock.step(2000);
+    expect(await next(queue)).toBe("b");
+    expect(queue.oldestWaiting()).toEqual({ item: "a", seconds: 2 });
+    queue.done("a");
+    expect(await next(queue)).toBe("a");
+    expect(queue.oldestWaiting()).toBeUndefined();
+  });
+
+  it("does not count an item parked by addAfter as waiting until its delay is over", () => {
+    const clock = new FakeClock();
+    const queue = newQueue(clock);
+    queue.addAfter("a", 1000);
+    expect(queue.oldestWaiting()).toBeUndefined();
+    clock.step(1500);
+    expect(queue.oldestWaiting()).toEqual({ item: "a", seconds: 0.5 });
   });
 
   it("exposes its name", () => {

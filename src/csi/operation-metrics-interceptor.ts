@@ -1,0 +1,64 @@
+import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { codeName } from "./errors";
+
+/**
+ * migratedVolumeKey says, in a call's `contextValues`, that the volume of
+ * this CSI call was translated from an in-tree PV (CSI migration). The
+ * handler sets it per call; the operation metrics turn it into the
+ * `migrated` label. Default false, as upstream records "false" when nothing
+ * was set.
+ */
+export const migratedVolumeKey = createContextKey<boolean>(false, { description: "CSI call for a migrated in-tree volume" });
+
+/** One finished CSI call, as the operation metrics record it. */
+export interface CsiOperation {
+  /** The full gRPC method, such as `/csi.v1.Controller/ControllerPublishVolume`. */
+  readonly method: string;
+  /** The gRPC code name as Go prints it (`OK`, `DeadlineExceeded`), or `unknown-non-grpc` for an error that is not a gRPC status. */
+  readonly code: string;
+  /** How long the call took, in seconds. */
+  readonly seconds: number;
+  /** Whether the call was for a migrated in-tree volume ({@link migratedVolumeKey}). */
+  readonly migrated: boolean;
+}
+
+/** CsiOperationObserver receives every finished CSI call. */
+export interface CsiOperationObserver {
+  observe(operation: CsiOperation): void;
+}
+
+/** Options for {@link createOperationMetricsInterceptor}. */
+export interface OperationMetricsInterceptorOptions {
+  /** Where each finished call goes. Required. */
+  readonly observer: CsiOperationObserver;
+  /** Monotonic milliseconds. Default: `performance.now`. */
+  readonly now?: () => number;
+}
+
+/**
+ * createOperationMetricsInterceptor times every unary CSI call, start-up
+ * calls (Probe, GetPluginInfo) included, and reports it with its outcome:
+ * csi-lib-utils records from a gRPC client interceptor on the connection,
+ * so every call through it counts. The error is rethrown untouched.
+ */
+export function createOperationMetricsInterceptor(options: OperationMetricsInterceptorOptions): Interceptor {
+  const now = options.now ?? (() => performance.now());
+  return (next) => async (request) => {
+    // The attacher makes no streaming calls; a stream's end is not here.
+    if (request.stream) return next(request);
+    const method = `/${request.service.typeName}/${request.method.name}`;
+    const migrated = request.contextValues.get(migratedVolumeKey);
+    const started = now();
+    const observe = (code: string) => options.observer.observe({ method, code, seconds: (now() - started) / 1000, migrated });
+    try {
+      const response = await next(request);
+      observe(codeName(0));
+      return response;
+    } catch (e: unknown) {
+      // Go's status.FromError fails only for errors that never became a
+      // gRPC status; Connect turns every transport failure into one.
+      observe(e instanceof ConnectError ? codeName(e.code) : "unknown-non-grpc");
+      throw e;
+    }
+  };
+}

@@ -1,0 +1,103 @@
+import { Registry } from "prom-client";
+import type { WorkQueueMetrics } from "../queue/metrics";
+import { CsiOperationMetrics } from "./csi-operation-metrics";
+import { counterFrom, gaugeFrom, histogramFrom } from "./metric-builders";
+import { metricTable } from "./metric-table";
+import { registerProcessMetrics } from "./process-metrics";
+import { PrometheusWorkQueueMetrics, type WorkQueueFamilies } from "./work-queue-metrics";
+
+/** The queue state the scrape-time gauges read; {@link WorkQueue} has it. */
+export interface ObservedWorkQueue {
+  readonly name: string;
+  unfinishedWorkSeconds(): number;
+  longestRunningProcessorSeconds(): number;
+  oldestWaiting(): { seconds: number } | undefined;
+}
+
+/** The leader election state `leader_election_master_status` reads when scraped. */
+export interface ObservedLeaderElection {
+  /** The `name` label: the Lease's name. */
+  readonly name: string;
+  /** True while this process holds the Lease. */
+  isLeader(): boolean;
+}
+
+/** Options for {@link MetricRegistry}. */
+export interface MetricRegistryOptions {
+  /** Export `process_*` (CPU, memory, start time, file descriptors). Default true; tests turn it off for exact output. */
+  readonly processMetrics?: boolean;
+}
+
+/**
+ * MetricRegistry holds every metric the attacher exports, built from
+ * {@link metricTable}, and renders them in Prometheus' text format. It
+ * exists only when the HTTP endpoint is on: without it no call is timed
+ * and no series is kept.
+ */
+export class MetricRegistry {
+  /** `csi_sidecar_operations_seconds`; the operation metrics interceptor reports here. */
+  readonly csiOperations: CsiOperationMetrics;
+  private readonly registry = new Registry();
+  private readonly workQueueFamilies: WorkQueueFamilies;
+  private readonly queues: ObservedWorkQueue[] = [];
+  private readonly elections: ObservedLeaderElection[] = [];
+
+  constructor(options: MetricRegistryOptions = {}) {
+    const { registry, queues, elections } = this;
+    this.csiOperations = new CsiOperationMetrics(registry);
+    this.workQueueFamilies = {
+      depth: gaugeFrom(metricTable.workQueueDepth, registry),
+      adds: counterFrom(metricTable.workQueueAdds, registry),
+      queueDuration: histogramFrom(metricTable.workQueueQueueDuration, registry),
+      workDuration: histogramFrom(metricTable.workQueueWorkDuration, registry),
+      retries: counterFrom(metricTable.workQueueRetries, registry),
+    };
+    // client-go refreshes these every 500 ms from a goroutine; reading them
+    // when scraped gives the same values without a timer.
+    gaugeFrom(metricTable.workQueueUnfinishedWork, registry, (gauge) => {
+      for (const queue of queues) gauge.set({ name: queue.name }, queue.unfinishedWorkSeconds());
+    });
+    gaugeFrom(metricTable.workQueueLongestRunningProcessor, registry, (gauge) => {
+      for (const queue of queues) gauge.set({ name: queue.name }, queue.longestRunningProcessorSeconds());
+    });
+    gaugeFrom(metricTable.workQueueOldestWaiting, registry, (gauge) => {
+      for (const queue of queues) gauge.set({ name: queue.name }, queue.oldestWaiting()?.seconds ?? 0);
+    });
+    gaugeFrom(metricTable.leaderElectionMasterStatus, registry, (gauge) => {
+      for (const election of elections) gauge.set({ name: election.name }, election.isLeader() ? 1 : 0);
+    });
+    if (options.processMetrics ?? true) registerProcessMetrics(registry);
+  }
+
+  /** workQueueMetrics returns the event sink for the queue named `name`; pass it to the queue's constructor. */
+  workQueueMetrics(name: string): WorkQueueMetrics {
+    return new PrometheusWorkQueueMetrics(name, this.workQueueFamilies);
+  }
+
+  /** watchQueue adds `queue` to the gauges read at scrape time (unfinished work, longest running processor, oldest waiting). */
+  watchQueue(queue: ObservedWorkQueue): void {
+    this.queues.push(queue);
+  }
+
+  /**
+   * watchLeaderElection exports `leader_election_master_status{name}`: 1
+   * while this process holds the Lease, 0 while it stands by (client-go's
+   * leaderOn/leaderOff), read when scraped. Without leader election there
+   * is no series, as upstream. csi-lib-utils leaves client-go's
+   * LeaderElectionConfig.Name empty, so upstream's series is `{name=""}`;
+   * the elector chooses the name it reports.
+   */
+  watchLeaderElection(election: ObservedLeaderElection): void {
+    this.elections.push(election);
+  }
+
+  /** The Content-Type of {@link render}'s output (text format 0.0.4). */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** render returns every metric in Prometheus' text exposition format. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,168 @@
+import { describe, expect, it } from "bun:test";
+import { MetricRegistry } from "../../../src/http/metric-registry.ts";
+import { WorkQueue } from "../../../src/queue/work-queue.ts";
+import { FakeClock } from "../queue/fake-clock.ts";
+
+/** The samples of the exposition `text` whose metric name is `name`, as `{labels} -> value`. */
+function samples(text: string, name: string): Record<string, number> {
+  const found: Record<string, number> = {};
+  for (const line of text.split("\n")) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$/.exec(line);
+    if (match?.[1] === name) found[match[2] ?? ""] = Number(match[3]);
+  }
+  return found;
+}
+
+/** The HELP line of the metric family `name`. */
+function help(text: string, name: string): string | undefined {
+  return text.split("\n").find((line) => line.startsWith(`# HELP ${name} `))?.slice(`# HELP ${name} `.length);
+}
+
+function queueWithMetrics(registry: MetricRegistry, name: string, clock: FakeClock): WorkQueue<string> {
+  const queue = new WorkQueue<string>({ name, clock, metrics: registry.workQueueMetrics(name) });
+  registry.watchQueue(queue);
+  return queue;
+}
+
+describe("csi_sidecar_operations_seconds", () => {
+  const publish = { method: "/csi.v1.Controller/ControllerPublishVolume", code: "OK", seconds: 0.3, migrated: false };
+
+  it("is a histogram with upstream's help, buckets and labels, without migrated for a driver that is not migratable", async () => {
+    const registry = new MetricRegistry({ processMetrics: false });
+    registry.csiOperations.setDriver("hostpath.csi.k8s.io", false);
+    registry.csiOperations.observe(publish);
+    const text = await registry.render();
+    const labels = 'driver_name="hostpath.csi.k8s.io",grpc_status_code="OK",method_name="/csi.v1.Controller/ControllerPublishVolume"';
+    expect(help(text, "csi_sidecar_operations_seconds")).toBe("[ALPHA] Container Storage Interface operation duration with gRPC error code status total");
+    expect(samples(text, "csi_sidecar_operations_seconds_bucket")).toEqual(
+      Object.fromEntries(
+        ["0.1", "0.25", "0.5", "1", "2.5", "5", "10", "15", "25", "50", "120", "300", "600", "+Inf"].map((le) => [`{le="${le}",${labels}}`, le === "0.1" || le === "0.25" ? 0 : 1]),
+      ),
+    );
+    expect([samples(text, "csi_sidecar_operations_seconds_count"), samples(text, "csi_sidecar_operations_seconds_sum")]).toEqual([{ [`{${labels}}`]: 1 }, { [`{${labels}}`]: 0.3 }]);
+  });
+
+  it("records calls before the driver is known as unknown-driver, as upstream does for Probe and GetPluginInfo", async () => {
+    const registry = new MetricRegistry({ processMetrics: false });
+    registry.csiOperations.observe({ ...publish, method: "/csi.v1.Identity/Probe" });
+    registry.csiOperations.setDriver("hostpath.csi.k8s.io", false);
+    registry.csiOperations.observe({ ...publish, method: "/csi.v1.Identity/GetPluginCapabilities", code: "Unavailable" });
+    expect(samples(await registry.render(), "csi_sidecar_operations_seconds_count")).toEqual({
+      '{driver_name="unknown-driver",grpc_status_code="OK",method_name="/csi.v1.Identity/Probe"}': 1,
+      '{driver_name="hostpath.csi.k8s.io",grpc_status_code="Unavailable",method_name="/csi.v1.Identity/GetPluginCapabilities"}': 1,
+    });
+  });
+
+  it("adds migrated (\"false\" unless the call says otherwise) for a migratable driver, starting afresh as upstream's new metrics manager does", async () => {
+    const registry = new MetricRegistry({ processMetrics: false });
+    registry.csiOperations.observe({ ...publish, method: "/csi.v1.Identity/Probe" });
+    registry.csiOperations.setDriver("ebs.csi.aws.com", true);
+    registry.csiOperations.observe(publish);
+    registry.csiOperations.observe({ ...publish, code: "DeadlineExceeded", migrated: true });
+    expect(samples(await registry.render(), "csi_sidecar_operations_seconds_count")).toEqual({
+      '{driver_name="ebs.csi.aws.com",grpc_status_code="OK",method_name="/csi.v1.Controller/ControllerPublishVolume",migrated="false"}': 1,
+      '{driver_name="ebs.csi.aws.com",grpc_status_code="DeadlineExceeded",method_name="/csi.v1.Controller/ControllerPublishVolume",migrated="true"}': 1,
+    });
+  });
+});
+
+describe("workqueue metrics", () => {
+  it("exports every workqueue_* series of both queues at zero before any work, with client-go's help texts", async () => {
+    const registry = new MetricRegistry({ processMetrics: false });
+    const clock = new FakeClock();
+    queueWithMetrics(registry, "csi-attacher-va", clock);
+    queueWithMetrics(registry, "csi-attacher-pv", clock);
+    const text = await registry.render();
+    const zeroForBoth = { '{name="csi-attacher-va"}': 0, '{name="csi-attacher-pv"}': 0 };
+    const families = [
+      "workqueue_depth",
+      "workqueue_adds_total",
+      "workqueue_retries_total",
+      "workqueue_queue_duration_seconds_count",
+      "workqueue_work_duration_seconds_count",
+      "workqueue_unfinished_work_seconds",
+      "workqueue_longest_running_processor_seconds",
+      "csi_attacher_workqueue_oldest_waiting_seconds",
+    ];
+    expect(families.map((family) => samples(text, family))).toEqual(families.map(() => zeroForBoth));
+    expect(["workqueue_depth", "workqueue_adds_total", "workqueue_queue_duration_seconds", "workqueue_retries_total"].map((family) => help(text, family))).toEqual([
+      "[BETA] Current depth of workqueue",
+      "[BETA] Total number of adds handled by workqueue",
+      "[BETA] How long in seconds an item stays in workqueue before being requested.",
+      "[BETA] Total number of retries handled by workqueue",
+    ]);
+  });
+
+  it("uses client-go's buckets, 1 µs to 1000 s by decades", async () => {
+    const registry = new MetricRegistry({ processMetrics: false });
+    queueWithMetrics(registry, "csi-attacher-va", new FakeClock());
+    const buckets = Object.keys(samples(await registry.render(), "workqueue_work_duration_seconds_bucket")).map((labels) => {
+      const le = /le="([^"]+)"/.exec(labels)?.[1];
+      return le === "+Inf" ? Infinity : Number(le);
+    });
+    expect(buckets).toEqual([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1, 10, 100, 1000, Infinity]);
+  });
+
+  it("counts depth as client-go does (dirty items, one re-added while processing included) and reads the time gauges when scraped", async () => {
+    const registry = new MetricRegistry({ processMetrics: false });
+    const clock = new FakeClock();
+    const queue = queueWithMetrics(registry, "csi-attacher-va", clock);
+    queue.add("a");
+    queue.add("b");
+    queue.add("a");
+    clock.step(2_000);
+    await queue.get();
+    queue.add("a");
+    clock.step(3_000);
+    queue.addRateLimited("c");
+    const text = await registry.render();
+    const va = (family: string) => samples(text, family)['{name="csi-attacher-va"}'];
+    expect(
+      Object.fromEntries(
+        [
+          "workqueue_depth",
+          "workqueue_adds_total",
+          "workqueue_retries_total",
+          "workqueue_queue_duration_seconds_sum",
+          "workqueue_unfinished_work_seconds",
+          "workqueue_longest_running_processor_seconds",
+          "csi_attacher_workqueue_oldest_waiting_seconds",
+        ].map((family) => [family, va(family)]),
+      ),
+    ).toEqual({
+      // b queued, a re-added while a worker holds it.
+      workqueue_depth: 2,
+      workqueue_adds_total: 3,
+      workqueue_retries_total: 1,
+      workqueue_queue_duration_seconds_sum: 2,
+      workqueue_unfinished_work_seconds: 3,
+      workqueue_longest_running_processor_seconds: 3,
+      csi_attacher_workqueue_oldest_waiting_seconds: 5,
+    });
+  });
+});
+
+describe("leader_election_master_status", () => {
+  it("is absent without leader election, then reads 1 while leading and 0 while standing by when scraped", async () => {
+    const registry = new MetricRegistry({ processMetrics: false });
+    const before = samples(await registry.render(), "leader_election_master_status");
+    let leading = true;
+    registry.watchLeaderElection({ name: "external-attacher-leader-hostpath-csi-k8s-io", isLeader: () => leading });
+    const asLeader = samples(await registry.render(), "leader_election_master_status");
+    leading = false;
+    const asStandby = samples(await registry.render(), "leader_election_master_status");
+    const series = '{name="external-attacher-leader-hostpath-csi-k8s-io"}';
+    expect([before, asLeader, asStandby]).toEqual([{}, { [series]: 1 }, { [series]: 0 }]);
+  });
+});
+
+describe("process metrics", () => {
+  it("exports process_* read from /proc: CPU, resident and virtual memory, start time, open and max fds", async () => {
+    const text = await new MetricRegistry().render();
+    const names = ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes", "process_start_time_seconds", "process_open_fds", "process_max_fds"];
+    const values = names.map((name) => samples(text, name)[""] ?? Number.NaN);
+    expect(values.every((value) => value > 0)).toBe(true);
+    // Only process_*: prom-client's nodejs_* read zeros under Bun.
+    expect(text.includes("nodejs_")).toBe(false);
+  });
+});
