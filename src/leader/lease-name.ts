@@ -4,8 +4,8 @@ import { hostname as osHostname } from "node:os";
  * sanitizeLeaderElectionName makes a driver name or a hostname usable as a
  * Lease name or holder identity the way csi-lib-utils' leaderelection does:
  * every character outside `[a-zA-Z0-9-]` becomes `-`, and a trailing `-`
- * gets an `X` appended. Dots become dashes too, which is where it differs
- * from the VA finalizer's sanitizing in src/controller/driver-names.ts.
+ * gets an `X` appended (so dots become dashes: `hostpath.csi.k8s.io` ->
+ * `hostpath-csi-k8s-io`).
  */
 export function sanitizeLeaderElectionName(name: string): string {
   const replaced = name.replace(/[^a-zA-Z0-9-]/g, "-");
