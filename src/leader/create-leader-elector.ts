@@ -44,7 +44,6 @@ export function createAttacherLeaderElector(options: AttacherLeaderElectionOptio
     leaseDurationMs: options.leaseDurationMs,
     renewDeadlineMs: options.renewDeadlineMs,
     retryPeriodMs: options.retryPeriodMs,
-    labels: options.labels,
     releaseOnCancel: options.releaseOnExit,
   });
 }

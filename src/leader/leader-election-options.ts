@@ -17,8 +17,6 @@ export interface LeaderElectionOptions {
   readonly renewDeadlineMs?: number;
   /** --leader-election-retry-period: the wait between attempts. Default 5 s. */
   readonly retryPeriodMs?: number;
-  /** --leader-election-labels: labels put on the Lease when we take it. Default none. */
-  readonly labels?: Readonly<Record<string, string>>;
   /**
    * Release the lease after the work has stopped on SIGTERM/SIGINT, so a
    * standby takes over at once (upstream's ReleaseLeaderElectionOnExit
@@ -48,7 +46,6 @@ export function resolveLeaderElectionOptions(options: LeaderElectionOptions): Re
     leaseDurationMs: options.leaseDurationMs ?? 15_000,
     renewDeadlineMs: options.renewDeadlineMs ?? 10_000,
     retryPeriodMs: options.retryPeriodMs ?? 5_000,
-    labels: options.labels ?? {},
     releaseOnCancel: options.releaseOnCancel ?? false,
     healthCheckToleranceMs: options.healthCheckToleranceMs ?? 20_000,
   };

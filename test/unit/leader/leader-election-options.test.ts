@@ -4,13 +4,12 @@ import { LeaderElectionConfigError, resolveLeaderElectionOptions } from "../../.
 const base = { leaseName: "external-attacher-leader-x", namespace: "default", identity: "replica-a" };
 
 describe("leader election options", () => {
-  it("defaults to upstream's 15 s / 10 s / 5 s, no labels, no release on exit, 20 s health tolerance", () => {
+  it("defaults to upstream's 15 s / 10 s / 5 s, no release on exit, 20 s health tolerance", () => {
     expect(resolveLeaderElectionOptions(base)).toEqual({
       ...base,
       leaseDurationMs: 15_000,
       renewDeadlineMs: 10_000,
       retryPeriodMs: 5_000,
-      labels: {},
       releaseOnCancel: false,
       healthCheckToleranceMs: 20_000,
     });
