@@ -60,9 +60,9 @@ async function waitForEvents(vaName: string, predicate: (events: EventJson[]) =>
   return events;
 }
 
-async function createVolumeAttachment(name: string): Promise<VolumeAttachmentJson> {
+async function createVolumeAttachment(name: string): Promise<KubeObject> {
   await admin.create(paths.persistentVolumes, persistentVolume(`pv-${name}`, { driver: setup.driverName, volumeHandle: `vol-${name}` }));
-  return admin.create<VolumeAttachmentJson>(paths.volumeAttachments, volumeAttachment(name, setup.driverName, node, `pv-${name}`));
+  return admin.create<KubeObject>(paths.volumeAttachments, volumeAttachment(name, setup.driverName, node, `pv-${name}`));
 }
 
 describe("failure events", () => {
