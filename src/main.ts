@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { parseConfig, type Config } from "./cli/config";
 import { FlagError } from "./cli/errors";
 import { usage } from "./cli/usage";
@@ -20,6 +21,7 @@ import { LeaderElectionHealthAdaptor } from "./http/leader-election-health";
 import { MetricRegistry } from "./http/metric-registry";
 import { Readiness } from "./http/readiness";
 import { AttacherApi } from "./kube/attacher-api";
+import { EventRecorder } from "./kube/event-recorder";
 import { KubeClient } from "./kube/http-client";
 import { loadKubeConnection, type KubeConnection } from "./kube/kubeconfig";
 import { csiNodesPath, parseCsiNode, type CsiNode } from "./kube/objects/csi-node";
@@ -222,7 +224,9 @@ async function runAttacher(
   ];
 
   const api = new AttacherApi(client, vas, pvs);
-  const writer = new VolumeAttachmentWriter({ api, driverName: driver.name });
+  // Attach and detach failures also become Warning events on the VA (beyond upstream).
+  const events = new EventRecorder({ client, log, component: "csi-attacher", host: hostname() });
+  const writer = new VolumeAttachmentWriter({ api, driverName: driver.name, events });
   // Shared with the reconciler, which marks VAs whose status disagrees with the driver.
   const forcedSyncs = new ForcedSyncs();
   const { capabilities } = driver;
