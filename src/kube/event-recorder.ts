@@ -7,7 +7,9 @@ import type { KubeClient } from "./http-client";
 import { eventNamer, eventPath, eventsPath, formatKubeTime, type CoreEvent, type EventType, type ObjectReference } from "./objects/event";
 
 export interface EventRecorderOptions {
+  /** The work client (events are work traffic, under --kube-api-qps like the rest). */
   readonly client: KubeClient;
+  /** Where write failures are reported; events never fail the caller. */
   readonly log: Logger;
   /** source.component and reportingComponent of every event, e.g. "csi-attacher". */
   readonly component: string;

@@ -9,17 +9,23 @@ import { resolveLeaseNamespace } from "./lease-namespace";
 export interface AttacherLeaderElectionOptions {
   /** The API server connection; leader election builds its own client on it. */
   readonly connection: KubeConnection;
+  /** The work client's User-Agent; leader election's requests add " leader-election" to it. */
   readonly userAgent: string;
   /** The CSI driver's name (GetPluginInfo): the Lease is named after it. */
   readonly driverName: string;
   /** --leader-election-namespace; "" resolves to POD_NAMESPACE, the service account's namespace, or "default". */
   readonly namespace: string;
+  /** --leader-election-lease-duration. */
   readonly leaseDurationMs: number;
+  /** --leader-election-renew-deadline. */
   readonly renewDeadlineMs: number;
+  /** --leader-election-retry-period. */
   readonly retryPeriodMs: number;
+  /** --leader-election-labels, put on the Lease by whoever takes it. */
   readonly labels: Readonly<Record<string, string>>;
   /** The ReleaseLeaderElectionOnExit feature gate. */
   readonly releaseOnExit: boolean;
+  /** The process logger; lines carry the lease and our identity. */
   readonly log: Logger;
 }
 

@@ -22,7 +22,9 @@ import type { LeaderElectionRecord } from "./lease-record";
 export type LeaseStore = Pick<LeaseLock, "describe" | "get" | "create" | "update">;
 
 export interface LeaderElectorOptions extends LeaderElectionOptions {
+  /** The Lease it contends for. */
   readonly lock: LeaseStore;
+  /** Process logger; lines carry the lease and the identity. */
   readonly log: Logger;
   /** Time source and timers. Default the real clock. */
   readonly clock?: Clock;

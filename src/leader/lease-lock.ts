@@ -13,7 +13,9 @@ interface LeaseObject {
 export interface LeaseLockOptions {
   /** Leader election's own client: no work-path rate limiter in front of it. */
   readonly client: KubeClient;
+  /** The Lease's namespace (see resolveLeaseNamespace). */
   readonly namespace: string;
+  /** The Lease's name (see leaderElectionLeaseName). */
   readonly name: string;
   /** Labels put on the Lease when we create or take it (--leader-election-labels). Default none. */
   readonly labels?: Readonly<Record<string, string>>;
