@@ -3,6 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminClient, type KubeObject } from "../cluster/admin-client";
+import { freeLoopbackPorts } from "../cluster/free-ports";
 import { spawnManaged } from "../cluster/managed-process";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
@@ -33,6 +34,8 @@ let admin: AdminClient;
 let driver: FakeCsiDriver;
 let dir: string;
 const replicas: AttacherProcess[] = [];
+/** Each replica's --http-endpoint port, by hostname. */
+const ports: Record<string, number> = {};
 
 interface LeaseJson extends KubeObject {
   spec?: { holderIdentity?: string; leaseDurationSeconds?: number; leaseTransitions?: number; renewTime?: string; acquireTime?: string };
@@ -54,8 +57,11 @@ afterAll(async () => {
 });
 
 /** startReplica runs the attacher with leader election under its own hostname; the namespace comes from POD_NAMESPACE. */
-function startReplica(hostname: string): AttacherProcess {
+async function startReplica(hostname: string): Promise<AttacherProcess> {
+  const { http } = await freeLoopbackPorts(["http"]);
+  ports[hostname] = http;
   const flags = [
+    `--http-endpoint=127.0.0.1:${http}`,
     `--kubeconfig=${cluster.kubeconfigPath}`,
     `--csi-address=${driver.csiSocket}`,
     "-v=4",
@@ -75,6 +81,18 @@ function startReplica(hostname: string): AttacherProcess {
   const replica = new AttacherProcess(process);
   replicas.push(replica);
   return replica;
+}
+
+/** endpoint fetches one path of a replica's HTTP endpoint. */
+async function endpoint(hostname: string, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`http://127.0.0.1:${ports[hostname]}${path}`);
+  return { status: res.status, body: await res.text() };
+}
+
+/** masterStatus reads leader_election_master_status for our Lease from a replica's /metrics. */
+async function masterStatus(hostname: string): Promise<string | undefined> {
+  const { body } = await endpoint(hostname, "/metrics");
+  return body.match(new RegExp(`^leader_election_master_status\\{name="${leaseName}"\\} (\\S+)$`, "m"))?.[1];
 }
 
 function waitForHolder(holder: string, timeoutMs = 30_000): Promise<LeaseJson | null> {
@@ -98,13 +116,13 @@ describe("leader election", () => {
   let third: AttacherProcess;
 
   it("lets only the Lease holder work: the standby neither lists nor publishes", async () => {
-    first = startReplica("replica-a");
+    first = await startReplica("replica-a");
     const lease = await waitForHolder("replica-a");
     expect(lease?.metadata?.labels).toEqual({ app: "csi-attacher", tier: "storage" });
     expect(lease?.spec?.leaseDurationSeconds).toBe(leaseDurationMs / 1000);
     await first.waitForLog(/"Caches synced"/);
 
-    second = startReplica("replica-b");
+    second = await startReplica("replica-b");
     await second.waitForLog(/"Attempting to acquire leader lease"/);
     await attach("le-one");
     // The standby saw the holder's renewals and kept waiting.
@@ -112,6 +130,12 @@ describe("leader election", () => {
     expect(await publishesOf("vol-le-one")).toBe(1);
     expect(second.log()).not.toContain("Caches synced");
     expect(second.log()).not.toContain("ControllerPublish");
+    // What dashboards and probes see: 1 on the leader, 0 on the standby, both healthy.
+    expect([await masterStatus("replica-a"), await masterStatus("replica-b")]).toEqual(["1", "0"]);
+    expect([await endpoint("replica-a", "/healthz/leader-election"), await endpoint("replica-b", "/healthz/leader-election")]).toEqual([
+      { status: 200, body: "ok" },
+      { status: 200, body: "ok" },
+    ]);
   });
 
   it("hands over to the standby within the lease duration plus its retry wait after kill -9 of the leader", async () => {
@@ -127,12 +151,13 @@ describe("leader election", () => {
     expect(takeoverMs).toBeLessThan(leaseDurationMs + 2 * maxAcquireWaitMs + 2_000);
     expect(lease?.spec?.leaseTransitions).toBe((before.spec?.leaseTransitions ?? 0) + 1);
     await second.waitForLog(/"Caches synced"/);
+    expect(await masterStatus("replica-b")).toBe("1");
     await attach("le-two");
     expect(await publishesOf("vol-le-two")).toBe(1);
   });
 
   it("releases the Lease on SIGTERM so the standby takes over at once, well within the lease duration", async () => {
-    third = startReplica("replica-c");
+    third = await startReplica("replica-c");
     await third.waitForLog(/"Attempting to acquire leader lease"/);
     await third.waitForLog(/"Lock is held by another replica and has not yet expired"/);
     process.kill(second.process.pid, "SIGTERM");
