@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { parseConfig, type Config } from "./cli/config";
 import { FlagError } from "./cli/errors";
 import { usage } from "./cli/usage";
@@ -20,8 +21,9 @@ import { LeaderElectionHealthAdaptor } from "./http/leader-election-health";
 import { MetricRegistry } from "./http/metric-registry";
 import { Readiness } from "./http/readiness";
 import { AttacherApi } from "./kube/attacher-api";
+import { EventRecorder } from "./kube/event-recorder";
 import { KubeClient } from "./kube/http-client";
-import { loadKubeConnection } from "./kube/kubeconfig";
+import { loadKubeConnection, type KubeConnection } from "./kube/kubeconfig";
 import { csiNodesPath, parseCsiNode, type CsiNode } from "./kube/objects/csi-node";
 import type { KubeObject } from "./kube/objects/object-meta";
 import { parsePersistentVolume, persistentVolumesPath } from "./kube/objects/persistent-volume";
@@ -29,6 +31,7 @@ import { parseVolumeAttachment, volumeAttachmentsPath } from "./kube/objects/vol
 import { Reflector } from "./kube/reflector";
 import { Store } from "./kube/store";
 import { createApiThrottle } from "./kube/token-bucket";
+import { createAttacherLeaderElector } from "./leader/create-leader-elector";
 import { Logger } from "./log/logger";
 import { BacklogWarning } from "./queue/backlog-warning";
 import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
@@ -121,10 +124,12 @@ async function main(argv: readonly string[]): Promise<number> {
     }
   }
 
+  const userAgent = `csi-attacher/${version}`;
+  let connection: KubeConnection;
   let kubeClient: KubeClient;
   try {
-    const connection = await loadKubeConnection({ kubeconfig: config.kubeconfig });
-    kubeClient = new KubeClient({ connection, userAgent: `csi-attacher/${version}`, ...(throttle ? { throttle } : {}) });
+    connection = await loadKubeConnection({ kubeconfig: config.kubeconfig });
+    kubeClient = new KubeClient({ connection, userAgent, ...(throttle ? { throttle } : {}) });
   } catch (e: unknown) {
     log.error("Failed to build a Kubernetes config", { err: e });
     return 1;
@@ -163,7 +168,34 @@ async function main(argv: readonly string[]): Promise<number> {
   // A driver that in-tree volumes migrate to gets the `migrated` label, as upstream's WithMigration.
   metrics?.csiOperations.setDriver(driver.name, inTreePluginForDriver(driver.name) !== undefined);
 
-  await runAttacher(config, driver, csi, kubeClient, log, stop.signal, readiness, metrics);
+  if (!config.leaderElection) {
+    await runAttacher(config, driver, csi, kubeClient, log, stop.signal, readiness, metrics);
+    log.info("Stopped");
+    return 0;
+  }
+  let elector: ReturnType<typeof createAttacherLeaderElector>;
+  try {
+    elector = createAttacherLeaderElector({
+      connection,
+      userAgent,
+      driverName: driver.name,
+      namespace: config.leaderElectionNamespace,
+      leaseDurationMs: config.leaderElectionLeaseDurationMs,
+      renewDeadlineMs: config.leaderElectionRenewDeadlineMs,
+      retryPeriodMs: config.leaderElectionRetryPeriodMs,
+      labels: config.leaderElectionLabels,
+      releaseOnExit: config.featureGates.ReleaseLeaderElectionOnExit,
+      log,
+    });
+  } catch (e: unknown) {
+    log.error("Failed to initialize leader election", { err: e });
+    return 1;
+  }
+  leaderHealth.set(elector);
+  metrics?.watchLeaderElection(elector);
+  const outcome = await elector.run(stop.signal, (leading) => runAttacher(config, driver, csi, kubeClient, log, leading, readiness, metrics));
+  // A lost lease means another replica may already be attaching: stop at once, as upstream does.
+  if (outcome === "lost") return 1;
   log.info("Stopped");
   return 0;
 }
@@ -192,7 +224,9 @@ async function runAttacher(
   ];
 
   const api = new AttacherApi(client, vas, pvs);
-  const writer = new VolumeAttachmentWriter({ api, driverName: driver.name });
+  // Attach and detach failures also become Warning events on the VA (beyond upstream).
+  const events = new EventRecorder({ client, log, component: "csi-attacher", host: hostname() });
+  const writer = new VolumeAttachmentWriter({ api, driverName: driver.name, events });
   // Shared with the reconciler, which marks VAs whose status disagrees with the driver.
   const forcedSyncs = new ForcedSyncs();
   const { capabilities } = driver;

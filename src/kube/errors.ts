@@ -49,3 +49,5 @@ export const isNotFound = (error: unknown): boolean => apiStatus(error) === 404;
 /** isExpired: a watch or list resourceVersion too old for the server (410 Gone, reason Expired). */
 export const isExpired = (error: unknown): boolean => apiStatus(error) === 410;
 export const isTooManyRequests = (error: unknown): boolean => apiStatus(error) === 429;
+/** isAlreadyExists: a create of a name that is taken (409, reason AlreadyExists). */
+export const isAlreadyExists = (error: unknown): boolean => error instanceof KubeApiError && error.status === 409 && error.reason === "AlreadyExists";

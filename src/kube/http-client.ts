@@ -52,6 +52,24 @@ export class KubeClient {
     return this.json<T>(path, { method: "PATCH", body: JSON.stringify(patch), contentType: patchContentTypes[type] });
   }
 
+  /** post creates `object` in the collection at `path` and returns what the server stored. */
+  async post<T>(path: string, object: unknown, signal?: AbortSignal): Promise<T> {
+    const init: RequestInit = { method: "POST", body: JSON.stringify(object), contentType: "application/json" };
+    if (signal) init.signal = signal;
+    return this.json<T>(path, init);
+  }
+
+  /**
+   * put replaces the object at `path`. The object's metadata.resourceVersion
+   * makes it a compare-and-swap: the server answers 409 Conflict if the
+   * object changed since that version was read.
+   */
+  async put<T>(path: string, object: unknown, signal?: AbortSignal): Promise<T> {
+    const init: RequestInit = { method: "PUT", body: JSON.stringify(object), contentType: "application/json" };
+    if (signal) init.signal = signal;
+    return this.json<T>(path, init);
+  }
+
   /**
    * stream opens a watch and yields each newline-delimited JSON event. The
    * iterator ends when the server closes the stream; aborting `signal`

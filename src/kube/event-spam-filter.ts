@@ -1,0 +1,49 @@
+import type { Clock } from "../queue/clock";
+import { LruCache } from "./lru-cache";
+
+export interface EventSpamFilterOptions {
+  readonly clock: Clock;
+  /** Events one source may emit about one object at once. Default 25 (client-go's defaultSpamBurst). */
+  readonly burst?: number;
+  /** Refill rate in events per second. Default 1/300: one more every five minutes (client-go's defaultSpamQPS). */
+  readonly qps?: number;
+  /** Objects remembered. Default 4096 (client-go's maxLruCacheEntries). */
+  readonly capacity?: number;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+/**
+ * EventSpamFilter is client-go's EventSourceObjectSpamFilter: one token
+ * bucket per source and involved object. A VA whose attach fails every
+ * retry gets its first 25 events through, then one every five minutes, so a
+ * retry storm cannot flood the API server with event writes.
+ */
+export class EventSpamFilter {
+  private readonly clock: Clock;
+  private readonly burst: number;
+  private readonly qps: number;
+  private readonly buckets: LruCache<string, Bucket>;
+
+  constructor(options: EventSpamFilterOptions) {
+    this.clock = options.clock;
+    this.burst = options.burst ?? 25;
+    this.qps = options.qps ?? 1 / 300;
+    this.buckets = new LruCache(options.capacity ?? 4096);
+  }
+
+  /** allow takes a token for `key` (source + object) and tells whether one was there. */
+  allow(key: string): boolean {
+    const now = this.clock.now();
+    const bucket = this.buckets.get(key) ?? { tokens: this.burst, updatedAt: now };
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.qps);
+    bucket.updatedAt = now;
+    this.buckets.set(key, bucket);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  }
+}

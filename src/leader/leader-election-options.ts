@@ -1,0 +1,69 @@
+import { jitterFactor } from "./lease-decisions";
+
+/**
+ * LeaderElectionOptions are the timings and naming of one leader election,
+ * the knobs of csi-lib-utils' leaderelection. Durations in milliseconds.
+ */
+export interface LeaderElectionOptions {
+  /** Lease name, already sanitized (see leaderElectionLeaseName). */
+  readonly leaseName: string;
+  /** Lease namespace, already resolved (see resolveLeaseNamespace). */
+  readonly namespace: string;
+  /** Holder identity, already sanitized; upstream uses the hostname. */
+  readonly identity: string;
+  /** --leader-election-lease-duration: how long a standby waits on a silent leader. Default 15 s. */
+  readonly leaseDurationMs?: number;
+  /** --leader-election-renew-deadline: how long the leader keeps retrying a renew before giving up. Default 10 s. */
+  readonly renewDeadlineMs?: number;
+  /** --leader-election-retry-period: the wait between attempts. Default 5 s. */
+  readonly retryPeriodMs?: number;
+  /**
+   * Release the lease after the work has stopped on SIGTERM/SIGINT, so a
+   * standby takes over at once (upstream's ReleaseLeaderElectionOnExit
+   * feature gate, client-go's ReleaseOnCancel). Default false, as upstream.
+   */
+  readonly releaseOnCancel?: boolean;
+  /**
+   * How far past the lease duration a leader's last renew may lie before
+   * /healthz/leader-election fails; csi-lib-utils' DefaultHealthCheckTimeout. Default 20 s.
+   */
+  readonly healthCheckToleranceMs?: number;
+}
+
+export type ResolvedLeaderElectionOptions = Required<LeaderElectionOptions>;
+
+/** LeaderElectionConfigError is a set of timings client-go would refuse (its NewLeaderElector checks). */
+export class LeaderElectionConfigError extends Error {
+  override name = "LeaderElectionConfigError";
+}
+
+/** resolveLeaderElectionOptions fills the defaults and rejects timings under which leadership could overlap. */
+export function resolveLeaderElectionOptions(options: LeaderElectionOptions): ResolvedLeaderElectionOptions {
+  const resolved: ResolvedLeaderElectionOptions = {
+    leaseName: options.leaseName,
+    namespace: options.namespace,
+    identity: options.identity,
+    leaseDurationMs: options.leaseDurationMs ?? 15_000,
+    renewDeadlineMs: options.renewDeadlineMs ?? 10_000,
+    retryPeriodMs: options.retryPeriodMs ?? 5_000,
+    releaseOnCancel: options.releaseOnCancel ?? false,
+    healthCheckToleranceMs: options.healthCheckToleranceMs ?? 20_000,
+  };
+  if (resolved.identity === "") throw new LeaderElectionConfigError("leader election identity is empty (the hostname is empty)");
+  if (resolved.leaseDurationMs < 1000) {
+    // The Lease stores whole seconds; anything shorter would be written as 0.
+    throw new LeaderElectionConfigError(`--leader-election-lease-duration=${resolved.leaseDurationMs}ms must be at least 1s`);
+  }
+  if (resolved.retryPeriodMs <= 0) throw new LeaderElectionConfigError("--leader-election-retry-period must be greater than zero");
+  if (resolved.leaseDurationMs <= resolved.renewDeadlineMs) {
+    throw new LeaderElectionConfigError(
+      `--leader-election-lease-duration (${resolved.leaseDurationMs}ms) must be greater than --leader-election-renew-deadline (${resolved.renewDeadlineMs}ms)`,
+    );
+  }
+  if (resolved.renewDeadlineMs <= jitterFactor * resolved.retryPeriodMs) {
+    throw new LeaderElectionConfigError(
+      `--leader-election-renew-deadline (${resolved.renewDeadlineMs}ms) must be greater than ${jitterFactor} x --leader-election-retry-period (${resolved.retryPeriodMs}ms)`,
+    );
+  }
+  return resolved;
+}

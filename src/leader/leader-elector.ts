@@ -1,0 +1,283 @@
+import { isNotFound } from "../kube/errors";
+import type { Logger } from "../log/logger";
+import { realClock, type Clock } from "../queue/clock";
+import { errorMessage } from "../util/error-message";
+import {
+  acquireRetryDelay,
+  claimRecord,
+  isHeldBy,
+  isLeaseValid,
+  leaderHealthError,
+  mayTakeLease,
+  observe,
+  releasedRecord,
+  type Observation,
+} from "./lease-decisions";
+import type { LeaderElectionStatus } from "./leader-election-status";
+import { resolveLeaderElectionOptions, type LeaderElectionOptions, type ResolvedLeaderElectionOptions } from "./leader-election-options";
+import type { LeaseLock } from "./lease-lock";
+import type { LeaderElectionRecord } from "./lease-record";
+
+/** The part of {@link LeaseLock} the elector uses; tests may pass their own. */
+export type LeaseStore = Pick<LeaseLock, "describe" | "get" | "create" | "update">;
+
+export interface LeaderElectorOptions extends LeaderElectionOptions {
+  /** The Lease it contends for. */
+  readonly lock: LeaseStore;
+  /** Process logger; lines carry the lease and the identity. */
+  readonly log: Logger;
+  /** Time source and timers. Default the real clock. */
+  readonly clock?: Clock;
+  /** Random numbers in [0, 1) for the acquire jitter. Default Math.random. */
+  readonly random?: () => number;
+}
+
+/**
+ * How a leader election run ended: "lost" when a renew failed for longer
+ * than the renew deadline (or someone else took the lease) — the caller must
+ * exit 1 at once, as upstream does, because another replica may already be
+ * working; "stopped" when the signal ended it (after releasing the lease if
+ * configured).
+ */
+export type LeaderElectionOutcome = "lost" | "stopped";
+
+/**
+ * LeaderElector is client-go's LeaderElector on a Lease: try to take the
+ * lease every retry period (jittered) until we hold it, then run the work
+ * and renew every retry period; a renew that keeps failing for the renew
+ * deadline ends leadership.
+ *
+ * Invariant: `observation` is the last Lease record we read or wrote and the
+ * local time it was first seen in that form; "we are leader" means exactly
+ * that its holder is our identity.
+ */
+export class LeaderElector implements LeaderElectionStatus {
+  readonly name: string;
+  private readonly options: ResolvedLeaderElectionOptions;
+  private readonly lock: LeaseStore;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private observation: Observation | undefined;
+  private reportedLeader = "";
+
+  constructor(options: LeaderElectorOptions) {
+    this.options = resolveLeaderElectionOptions(options);
+    this.name = this.options.leaseName;
+    this.lock = options.lock;
+    this.log = options.log.with({ lease: options.lock.describe(), identity: this.options.identity });
+    this.clock = options.clock ?? realClock;
+    this.random = options.random ?? Math.random;
+  }
+
+  isLeader(): boolean {
+    return isHeldBy(this.observation, this.options.identity);
+  }
+
+  check(): Error | undefined {
+    const observedAt = this.observation?.observedAt ?? 0;
+    return leaderHealthError(this.isLeader(), observedAt, this.options.leaseDurationMs, this.options.healthCheckToleranceMs, this.clock.now(), this.name);
+  }
+
+  /**
+   * run waits for the lease, then calls `lead` with a signal that aborts when
+   * leadership ends or `signal` aborts, and keeps renewing until then.
+   *
+   * On `signal`, renewing goes on until `lead`'s promise settles (in-flight
+   * work finishes under a valid lease), then the lease is released if
+   * releaseOnCancel is set. On a lost lease, run resolves "lost" at once
+   * without waiting for `lead`: the process must exit. A rejection of `lead`
+   * ends leadership (without releasing) and rejects run.
+   */
+  async run(signal: AbortSignal, lead: (leading: AbortSignal) => Promise<void>): Promise<LeaderElectionOutcome> {
+    if (!(await this.acquire(signal))) return "stopped";
+
+    const leading = new AbortController();
+    const forwardStop = () => leading.abort();
+    signal.addEventListener("abort", forwardStop, { once: true });
+    const stopRenewing = new AbortController();
+    let failure: { error: unknown } | undefined;
+    const work = Promise.resolve()
+      .then(() => lead(leading.signal))
+      .catch((e: unknown) => {
+        failure = { error: e };
+      })
+      .finally(() => stopRenewing.abort());
+
+    try {
+      const renewal = await this.renewWhileLeading(stopRenewing.signal);
+      if (renewal === "lost") {
+        leading.abort();
+        this.log.error("Stopped leading");
+        return "lost";
+      }
+      await work;
+      if (failure) throw failure.error;
+      if (this.options.releaseOnCancel) await this.release();
+      return "stopped";
+    } finally {
+      signal.removeEventListener("abort", forwardStop);
+    }
+  }
+
+  /** acquire tries until it holds the lease (true) or `signal` aborts (false). */
+  private async acquire(signal: AbortSignal): Promise<boolean> {
+    this.log.info("Attempting to acquire leader lease");
+    while (!signal.aborted) {
+      const acquired = await this.withDeadline(signal, this.options.renewDeadlineMs, (attempt) => this.tryAcquireOrRenew(attempt));
+      this.maybeReportTransition();
+      if (acquired) {
+        this.log.info("Successfully acquired lease");
+        this.log.v(2).info("Became leader, starting");
+        return true;
+      }
+      this.log.v(4).info("Failed to acquire lease");
+      await this.sleep(acquireRetryDelay(this.options.retryPeriodMs, this.random()), signal);
+    }
+    return false;
+  }
+
+  /**
+   * renewWhileLeading renews every retry period until `stop` aborts
+   * ("stopped") or one renew round fails for the whole renew deadline
+   * ("lost"). Within a round a failed try is repeated every retry period.
+   */
+  private async renewWhileLeading(stop: AbortSignal): Promise<"lost" | "stopped"> {
+    while (!stop.aborted) {
+      const deadline = this.clock.now() + this.options.renewDeadlineMs;
+      let renewed = false;
+      for (;;) {
+        renewed = await this.withDeadline(stop, deadline - this.clock.now(), (attempt) => this.tryAcquireOrRenew(attempt));
+        if (renewed || stop.aborted) break;
+        const remaining = deadline - this.clock.now();
+        if (remaining <= 0) break;
+        await this.sleep(Math.min(this.options.retryPeriodMs, remaining), stop);
+        if (this.clock.now() >= deadline) break;
+      }
+      this.maybeReportTransition();
+      if (stop.aborted) return "stopped";
+      if (!renewed) {
+        this.log.info("Failed to renew lease", { renewDeadline: `${this.options.renewDeadlineMs}ms` });
+        return "lost";
+      }
+      this.log.v(5).info("Successfully renewed lease");
+      await this.sleep(this.options.retryPeriodMs, stop);
+    }
+    return "stopped";
+  }
+
+  /**
+   * tryAcquireOrRenew is one attempt, as client-go's: a leader first writes
+   * its renewal over the Lease it last saw (one PUT, no GET); otherwise, or
+   * if that fails, read the Lease, create it if missing, and take it if it
+   * is free, ours or expired.
+   */
+  private async tryAcquireOrRenew(attempt: AbortSignal): Promise<boolean> {
+    const { identity, leaseDurationMs } = this.options;
+    const now = this.clock.now();
+
+    if (this.observation !== undefined && this.isLeader() && isLeaseValid(this.observation, now)) {
+      const renewal = claimRecord(this.observation.record, identity, leaseDurationMs, now);
+      try {
+        await this.lock.update(renewal, attempt);
+        this.setObserved(renewal);
+        return true;
+      } catch (e: unknown) {
+        if (attempt.aborted) return false;
+        this.log.error("Failed to update lock optimistically, falling back to slow path", { err: errorMessage(e) });
+      }
+    }
+
+    let current: LeaderElectionRecord;
+    try {
+      current = await this.lock.get(attempt);
+    } catch (e: unknown) {
+      if (attempt.aborted) return false;
+      if (!isNotFound(e)) {
+        this.log.error("Error retrieving resource lock", { err: errorMessage(e) });
+        return false;
+      }
+      const first = claimRecord(undefined, identity, leaseDurationMs, now);
+      try {
+        await this.lock.create(first, attempt);
+      } catch (createError: unknown) {
+        if (!attempt.aborted) this.log.error("Error initially creating leader election record", { err: errorMessage(createError) });
+        return false;
+      }
+      this.setObserved(first);
+      return true;
+    }
+
+    this.observation = observe(this.observation, current, this.clock.now());
+    if (!mayTakeLease(this.observation, identity, now)) {
+      this.log.v(4).info("Lock is held by another replica and has not yet expired", { holder: current.holderIdentity });
+      return false;
+    }
+    const claim = claimRecord(current, identity, leaseDurationMs, now);
+    try {
+      await this.lock.update(claim, attempt);
+    } catch (e: unknown) {
+      if (!attempt.aborted) this.log.error("Failed to update lock", { err: errorMessage(e) });
+      return false;
+    }
+    this.setObserved(claim);
+    return true;
+  }
+
+  /** release gives the lease up (empty holder, 1 s duration) if we hold it, so a standby need not wait it out. */
+  private async release(): Promise<void> {
+    if (this.observation === undefined || !this.isLeader()) return;
+    const released = releasedRecord(this.observation.record, this.clock.now());
+    const never = new AbortController().signal;
+    try {
+      await this.withDeadline(never, this.options.renewDeadlineMs, (attempt) => this.lock.update(released, attempt));
+      this.setObserved(released);
+      this.log.info("Released leader lease");
+    } catch (e: unknown) {
+      this.log.error("Failed to release lock", { err: errorMessage(e) });
+    }
+  }
+
+  private setObserved(record: LeaderElectionRecord): void {
+    this.observation = { record, observedAt: this.clock.now() };
+  }
+
+  /** Logs the holder whenever it changes from the last one reported (client-go's OnNewLeader). */
+  private maybeReportTransition(): void {
+    const holder = this.observation?.record.holderIdentity ?? "";
+    if (holder === this.reportedLeader) return;
+    this.reportedLeader = holder;
+    this.log.v(3).info("New leader detected", { leader: holder });
+  }
+
+  /** Runs `fn` with a signal that aborts when `parent` does or `timeoutMs` passes. */
+  private async withDeadline<T>(parent: AbortSignal, timeoutMs: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const abort = () => controller.abort();
+    parent.addEventListener("abort", abort, { once: true });
+    const timer = this.clock.setTimeout(abort, Math.max(0, timeoutMs));
+    try {
+      return await fn(controller.signal);
+    } finally {
+      this.clock.clearTimeout(timer);
+      parent.removeEventListener("abort", abort);
+    }
+  }
+
+  /** Waits `ms` on the injected clock, or less if `signal` aborts. */
+  private sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal.aborted) {
+        resolve();
+        return;
+      }
+      const done = () => {
+        this.clock.clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = this.clock.setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+}

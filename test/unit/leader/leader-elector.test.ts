@@ -1,0 +1,132 @@
+import { describe, expect, it } from "bun:test";
+import { KubeApiError } from "../../../src/kube/errors";
+import { LeaderElector, type LeaseStore } from "../../../src/leader/leader-elector";
+import type { LeaderElectionRecord } from "../../../src/leader/lease-record";
+import { Logger } from "../../../src/log/logger";
+import { FakeClock } from "../queue/fake-clock";
+import { settle, track } from "../queue/settle";
+
+/** A lease kept in memory; the API server's semantics are tested end to end, this only drives the loop. */
+class MemoryLease implements LeaseStore {
+  record: LeaderElectionRecord | undefined;
+  failWrites = false;
+  writes: LeaderElectionRecord[] = [];
+
+  describe(): string {
+    return "default/lease";
+  }
+  async get(): Promise<LeaderElectionRecord> {
+    if (this.record === undefined) throw new KubeApiError(404, "NotFound", "leases \"lease\" not found");
+    return this.record;
+  }
+  async create(record: LeaderElectionRecord): Promise<void> {
+    this.write(record);
+  }
+  async update(record: LeaderElectionRecord): Promise<void> {
+    this.write(record);
+  }
+  private write(record: LeaderElectionRecord): void {
+    if (this.failWrites) throw new KubeApiError(500, "InternalError", "etcd is sad");
+    this.record = record;
+    this.writes.push(record);
+  }
+}
+
+function elector(lease: MemoryLease, clock: FakeClock, releaseOnCancel = false): LeaderElector {
+  return new LeaderElector({
+    lock: lease,
+    log: new Logger({ sink: () => {} }),
+    clock,
+    random: () => 0,
+    leaseName: "lease",
+    namespace: "default",
+    identity: "me",
+    leaseDurationMs: 4_000,
+    renewDeadlineMs: 3_000,
+    retryPeriodMs: 1_000,
+    releaseOnCancel,
+  });
+}
+
+/** Moves the fake clock forward in small steps, letting the loop's promises run between them. */
+async function advance(clock: FakeClock, ms: number): Promise<void> {
+  for (let done = 0; done < ms; done += 100) {
+    clock.step(100);
+    await settle();
+  }
+}
+
+describe("leader elector loop", () => {
+  it("creates a missing lease, starts leading, and renews every retry period", async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const le = elector(lease, clock);
+    const stop = new AbortController();
+    let leadingSignal: AbortSignal | undefined;
+    const run = track(le.run(stop.signal, async (leading) => {
+      leadingSignal = leading;
+      await new Promise<void>((resolve) => leading.addEventListener("abort", () => resolve()));
+    }));
+    await settle();
+    expect(le.isLeader()).toBe(true);
+    expect(leadingSignal?.aborted).toBe(false);
+    await advance(clock, 3_000);
+    // One create, one immediate renew, then one renew per retry period.
+    expect(lease.writes.length).toBe(5);
+    expect(lease.record?.holderIdentity).toBe("me");
+    stop.abort();
+    expect(await run.promise).toBe("stopped");
+  });
+
+  it("reports the lease lost once renewals have failed for the renew deadline, without waiting for the work", async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const le = elector(lease, clock);
+    const run = track(le.run(new AbortController().signal, () => new Promise<void>(() => {})));
+    await settle();
+    lease.failWrites = true;
+    await advance(clock, 3_000);
+    expect(run.value()).toBeUndefined();
+    await advance(clock, 1_500);
+    expect(run.value()).toBe("lost");
+  });
+
+  it("keeps a standby waiting while the holder renews, and takes over once it falls silent for the lease duration", async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    lease.record = { holderIdentity: "other", leaseDurationSeconds: 4, acquireTime: "", renewTime: "r0", leaseTransitions: 7 };
+    const le = elector(lease, clock);
+    let started = false;
+    void le.run(new AbortController().signal, async () => {
+      started = true;
+    });
+    for (let i = 1; i <= 5; i++) {
+      lease.record = { ...lease.record, renewTime: `r${i}` };
+      await advance(clock, 1_000);
+    }
+    expect(started).toBe(false);
+    await advance(clock, 4_000 + 2_000);
+    expect(started).toBe(true);
+    expect(lease.record).toMatchObject({ holderIdentity: "me", leaseTransitions: 8 });
+  });
+
+  it("on stop lets the work finish under a renewed lease, then releases it", async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const le = elector(lease, clock, true);
+    const stop = new AbortController();
+    let finishWork = () => {};
+    const run = track(le.run(stop.signal, () => new Promise<void>((resolve) => (finishWork = resolve))));
+    await settle();
+    stop.abort();
+    const writesBefore = lease.writes.length;
+    await advance(clock, 2_000);
+    expect(lease.writes.length).toBeGreaterThan(writesBefore);
+    expect(lease.record?.holderIdentity).toBe("me");
+    finishWork();
+    await advance(clock, 100);
+    expect(run.value()).toBe("stopped");
+    expect(lease.record).toMatchObject({ holderIdentity: "", leaseDurationSeconds: 1 });
+    expect(le.isLeader()).toBe(false);
+  });
+});
