@@ -24,23 +24,44 @@ async function step(name: string, run: () => Promise<void>): Promise<void> {
   console.log(`=== ${name}: done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-/** Runs bun test on `paths`, streaming its report and counting its results. */
-async function bunTest(timeoutMs: number, paths: readonly string[]): Promise<void> {
-  const child = Bun.spawn(["bun", "test", "--timeout", String(timeoutMs), ...paths], { stdout: "inherit", stderr: "pipe" });
+/**
+ * Runs bun test on `paths` and counts its results. With `streaming` the
+ * report goes out as it comes; otherwise it is printed whole at the end, so
+ * that shards running side by side do not interleave their lines.
+ */
+async function bunTest(timeoutMs: number, paths: readonly string[], streaming = true): Promise<void> {
+  const child = Bun.spawn(["bun", "test", "--timeout", String(timeoutMs), ...paths], { stdout: "pipe", stderr: "pipe" });
   let report = "";
   const decoder = new TextDecoder();
-  for await (const chunk of child.stderr) {
-    const text = decoder.decode(chunk, { stream: true });
-    report += text;
-    process.stderr.write(text);
-  }
+  const collect = async (stream: ReadableStream<Uint8Array>, sink: NodeJS.WriteStream) => {
+    for await (const chunk of stream) {
+      const text = decoder.decode(chunk, { stream: true });
+      report += text;
+      if (streaming) sink.write(text);
+    }
+  };
+  await Promise.all([collect(child.stdout, process.stdout), collect(child.stderr, process.stderr)]);
   const code = await child.exited;
+  if (!streaming) process.stderr.write(report);
   const passed = Number(/^\s*(\d+) pass$/m.exec(report)?.[1] ?? 0);
   const failed = Number(/^\s*(\d+) fail$/m.exec(report)?.[1] ?? 0);
   total.passed += passed;
   total.failed += failed;
   // A crash or a file that failed to load is a failure even with no failed test.
   if (code !== 0 && failed === 0) total.failed += 1;
+}
+
+/**
+ * Runs the test files under `dir` in `shards` bun test processes at once.
+ * End-to-end tests spend most of their time waiting (for back-off, leases,
+ * watches), not computing, so two shards nearly halve the wall time even on
+ * two cores. Each file starts its own cluster, so shards share nothing.
+ */
+async function bunTestSharded(timeoutMs: number, dir: string, shards: number): Promise<void> {
+  const files = [...new Bun.Glob(`${dir}/**/*.test.ts`).scanSync(".")].sort();
+  const groups: string[][] = Array.from({ length: Math.max(1, shards) }, () => []);
+  files.forEach((file, index) => groups[index % groups.length]?.push(file));
+  await Promise.all(groups.filter((group) => group.length > 0).map((group) => bunTest(timeoutMs, group, shards <= 1)));
 }
 
 await step("typecheck", async () => {
@@ -61,7 +82,9 @@ await step("binary", async () => {
   await $`bun run scripts/build.ts`;
 });
 await step("unit tests", () => bunTest(30_000, ["test/unit"]));
-await step("end-to-end tests", () => bunTest(180_000, ["test/e2e"]));
+// E2E_SHARDS=1 runs them one file after another, with the report streamed.
+const e2eShards = Number(process.env["E2E_SHARDS"] ?? 2);
+await step(`end-to-end tests (${e2eShards} shards)`, () => bunTestSharded(180_000, "test/e2e", e2eShards));
 
 console.log(`\ntests: ${total.passed} passed, ${total.failed} failed`);
 process.exit(total.failed > 0 ? 1 : 0);
