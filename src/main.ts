@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { parseConfig, type Config } from "./cli/config";
 import { FlagError } from "./cli/errors";
 import { usage } from "./cli/usage";
-import { version } from "./cli/version";
+import { gitCommit, version, versionLine } from "./cli/version";
 import { AttachController } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
 import { ForcedSyncs } from "./controller/forced-syncs";
@@ -58,12 +58,12 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (config.showVersion) {
-    process.stdout.write(`csi-attacher ${version}\n`);
+    process.stdout.write(`${versionLine()}\n`);
     return 0;
   }
 
   const log = new Logger({ verbosity: config.verbosity, format: config.loggingFormat });
-  log.info("Version", { version });
+  log.info("Version", { version, commit: gitCommit });
   const stop = new AbortController();
   // In-flight CSI calls end within --timeout; the API writes that record
   // their outcome follow at once. Past that, something is stuck.
