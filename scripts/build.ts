@@ -5,6 +5,8 @@
  * The git commit is embedded at build time (`--define`), so `--version`
  * names the exact source; a tree with uncommitted changes says "-dirty", a
  * build outside a git checkout (an unpacked tarball) says "outside-git".
+ * GIT_COMMIT in the environment overrides it: an image build, whose context
+ * carries no .git, passes it as a build argument.
  *
  *   bun run build                 # dist/csi-attacher
  *   bun run build --no-bytecode   # without precompiled bytecode (for comparing)
@@ -16,6 +18,8 @@ const bytecode = !process.argv.includes("--no-bytecode");
 
 /** gitCommit is the short HEAD hash, "-dirty" if the tree has changes, or "outside-git". */
 async function gitCommit(): Promise<string> {
+  const given = process.env["GIT_COMMIT"];
+  if (given !== undefined && given !== "") return given;
   const head = await $`git rev-parse --short=12 HEAD`.nothrow().quiet();
   if (head.exitCode !== 0) return "outside-git";
   const status = await $`git status --porcelain --untracked-files=no`.nothrow().quiet();
