@@ -16,6 +16,7 @@ import { startDriver, type DriverInfo } from "./csi/driver-startup";
 import { createGrpcLogInterceptor, grpcLogLevel } from "./csi/grpc-log-interceptor";
 import { createOperationMetricsInterceptor } from "./csi/operation-metrics-interceptor";
 import { createDriverTransport } from "./csi/transport";
+import { runDoctor } from "./doctor/run-doctor";
 import { startHttpServer } from "./http/http-server";
 import { LeaderElectionHealthAdaptor } from "./http/leader-election-health";
 import { MetricRegistry } from "./http/metric-registry";
@@ -43,6 +44,8 @@ import { terminationLogPath, writeTerminationMessage } from "./util/termination-
  * the process's exit code.
  */
 async function main(argv: readonly string[]): Promise<number> {
+  // A subcommand of its own, with its own flags: the doctor only reads.
+  if (argv[0] === "doctor") return runDoctor(argv.slice(1), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
   let config: Config;
   try {
     config = parseConfig(argv);
