@@ -14,7 +14,7 @@ import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachme
 /**
  * The binary needs nothing the distroless glibc base image lacks: it runs
  * in a root holding only that base's loader, libc, libm, libpthread, libdl,
- * passwd, group and /tmp, as nonroot, with an empty environment. This test
+ * passwd, group and /tmp, as nonroot, with an empty environment, read-only. This test
  * stands in for building and running deploy/Dockerfile where no container
  * engine exists.
  */
@@ -63,13 +63,24 @@ describe("the binary on a distroless base", () => {
     const attached = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("va-rootfs"), (va) => va?.status?.attached === true, 60_000);
     expect(attached?.status).toEqual({ attached: true, attachmentMetadata: { devicePath: "/dev/fake/vol-rootfs" } });
 
-    // The process that attached is the one in the root, as nonroot, with nothing in its environment.
+    // The process that attached is the one in the root, as nonroot, with
+    // nothing in its environment, on a read-only root file system.
     const pid = attacher.process.pid;
     const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    expect({ uids: uids?.slice(1), root: readlinkSync(`/proc/${pid}/root`), environ: readFileSync(`/proc/${pid}/environ`, "utf8") }).toEqual({
+    const rootMount = readFileSync(`/proc/${pid}/mountinfo`, "utf8")
+      .split("\n")
+      .map((line) => line.split(" "))
+      .findLast((fields) => fields[4] === "/");
+    expect({
+      uids: uids?.slice(1),
+      root: readlinkSync(`/proc/${pid}/root`),
+      environ: readFileSync(`/proc/${pid}/environ`, "utf8"),
+      rootMountOptions: rootMount?.[5]?.split(",")[0],
+    }).toEqual({
       uids: [String(nonrootId), String(nonrootId)],
       root,
       environ: "",
+      rootMountOptions: "ro",
     });
   });
 });

@@ -8,8 +8,9 @@
  * the host is Debian 12 (bookworm), as that base is.
  *
  * The binary runs there through `unshare --mount` + `chroot` as uid 65532
- * with an empty environment; like a container runtime, it gets `/proc` and
- * a `/dev` with only null, zero, full, random and urandom. The network is not
+ * with an empty environment, the root mounted read-only (as the example
+ * Deployment's readOnlyRootFilesystem has it); like a container runtime, it
+ * gets `/proc` and a `/dev` with only null, zero, full, random and urandom. The network is not
  * unshared, so kube-apiserver on 127.0.0.1 stays reachable.
  */
 import { chmodSync, copyFileSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
@@ -72,6 +73,9 @@ export function buildDistrolessRoot(root: string, binary: string, kubeconfig: st
 const enterRoot = `
 set -eu
 root=$1; sockets=$2; shift 2
+# Read-only, as deploy/kubernetes/deployment.yaml runs it (readOnlyRootFilesystem).
+mount --bind "$root" "$root"
+mount -o remount,bind,ro "$root"
 mount -t proc proc "$root/proc"
 mount -t tmpfs -o mode=0755,size=64k tmpfs "$root/dev"
 for node in null zero full random urandom; do
