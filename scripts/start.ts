@@ -58,6 +58,11 @@ async function runOnLocalGround(attacherArgs: readonly string[]): Promise<number
       `  driver:     ${driver.name} on ${driver.socket}`,
       `  demo:       VolumeAttachment demo-va for PersistentVolume demo-pv on ${localNodeName}`,
       `  watch it:   kubectl --kubeconfig=${cluster.kubeconfigPath} get volumeattachments -w`,
+      "  try one by hand (in another terminal):",
+      `    kubectl --kubeconfig=${cluster.kubeconfigPath} apply -f ${join(root, "deploy/examples/persistent-volume.yaml")} -f ${join(root, "deploy/examples/volume-attachment.yaml")}`,
+      `    kubectl --kubeconfig=${cluster.kubeconfigPath} get volumeattachment example-va -o jsonpath='{.status}'`,
+      `    kubectl --kubeconfig=${cluster.kubeconfigPath} delete volumeattachment example-va   # detaches it`,
+      `  ask the doctor: ${binary} doctor --kubeconfig=${cluster.kubeconfigPath} --csi-address=${driver.socket}`,
       "starting the attacher (Ctrl-C stops everything)...",
     ].join("\n"),
   );

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { parseConfig, type Config } from "./cli/config";
 import { FlagError } from "./cli/errors";
 import { usage } from "./cli/usage";
-import { version } from "./cli/version";
+import { gitCommit, version, versionLine } from "./cli/version";
 import { AttachController } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
 import { ForcedSyncs } from "./controller/forced-syncs";
@@ -16,6 +16,7 @@ import { startDriver, type DriverInfo } from "./csi/driver-startup";
 import { createGrpcLogInterceptor, grpcLogLevel } from "./csi/grpc-log-interceptor";
 import { createOperationMetricsInterceptor } from "./csi/operation-metrics-interceptor";
 import { createDriverTransport } from "./csi/transport";
+import { runDoctor } from "./doctor/run-doctor";
 import { startHttpServer } from "./http/http-server";
 import { LeaderElectionHealthAdaptor } from "./http/leader-election-health";
 import { MetricRegistry } from "./http/metric-registry";
@@ -43,6 +44,8 @@ import { terminationLogPath, writeTerminationMessage } from "./util/termination-
  * the process's exit code.
  */
 async function main(argv: readonly string[]): Promise<number> {
+  // A subcommand of its own, with its own flags: the doctor only reads.
+  if (argv[0] === "doctor") return runDoctor(argv.slice(1), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
   let config: Config;
   try {
     config = parseConfig(argv);
@@ -58,12 +61,12 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (config.showVersion) {
-    process.stdout.write(`csi-attacher ${version}\n`);
+    process.stdout.write(`${versionLine()}\n`);
     return 0;
   }
 
   const log = new Logger({ verbosity: config.verbosity, format: config.loggingFormat });
-  log.info("Version", { version });
+  log.info("Version", { version, commit: gitCommit });
   const stop = new AbortController();
   // In-flight CSI calls end within --timeout; the API writes that record
   // their outcome follow at once. Past that, something is stuck.

@@ -7,15 +7,16 @@ import { waitForCondition } from "../cluster/managed-process";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 import { startAttacher, type AttacherProcess } from "./support/attacher-process";
-import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeJson, type VolumeAttachmentJson } from "./support/objects";
 
 /**
- * deploy/rbac.yaml is all the attacher needs: run it as the csi-attacher
+ * deploy/kubernetes/rbac.yaml is all the attacher needs: run it as the csi-attacher
  * service account with exactly those rules (the test ground authorizes by
  * RBAC), with leader election, through an attach that fails and one that
  * succeeds, and expect no request to be forbidden.
  */
 const driverName = "rbac.fake.csi.test";
+const finalizer = "external-attacher/rbac-fake-csi-test";
 const node = "rbac-node";
 let cluster: TestCluster;
 let admin: AdminClient;
@@ -23,7 +24,7 @@ let driver: FakeCsiDriver;
 let attacher: AttacherProcess | undefined;
 let dir: string;
 
-/** Where each kind of deploy/rbac.yaml object is created. */
+/** Where each kind of deploy/kubernetes/rbac.yaml object is created. */
 function collectionOf(object: KubeObject): string {
   const namespace = object.metadata?.namespace ?? "default";
   switch (object.kind) {
@@ -38,7 +39,7 @@ function collectionOf(object: KubeObject): string {
     case "RoleBinding":
       return `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`;
     default:
-      throw new Error(`deploy/rbac.yaml holds an unexpected ${object.kind}`);
+      throw new Error(`deploy/kubernetes/rbac.yaml holds an unexpected ${object.kind}`);
   }
 }
 
@@ -46,7 +47,7 @@ beforeAll(async () => {
   cluster = await startTestCluster();
   admin = new AdminClient(cluster);
   dir = mkdtempSync(join(tmpdir(), "e2e-rbac-"));
-  const documents = Bun.YAML.parse(readFileSync(join(import.meta.dir, "../../deploy/rbac.yaml"), "utf8")) as KubeObject[];
+  const documents = Bun.YAML.parse(readFileSync(join(import.meta.dir, "../../deploy/kubernetes/rbac.yaml"), "utf8")) as KubeObject[];
   for (const object of documents) await admin.create(collectionOf(object), object);
 
   const token = await admin.request<{ status: { token: string } }>("POST", "/api/v1/namespaces/default/serviceaccounts/csi-attacher/token", {
@@ -95,8 +96,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describe("deploy/rbac.yaml", () => {
-  it("lets the csi-attacher service account take the Lease, attach, record failure events and detach, with nothing forbidden", async () => {
+describe("deploy/kubernetes/rbac.yaml", () => {
+  it("lets the csi-attacher service account take the Lease, attach, record failure events, detach and release the PV, with nothing forbidden", async () => {
     if (!attacher) throw new Error("attacher not started");
     await attacher.waitForLog(/"Caches synced"/);
     const lease = await admin.get<KubeObject & { spec?: { holderIdentity?: string } }>(
@@ -108,16 +109,45 @@ describe("deploy/rbac.yaml", () => {
     await admin.create(paths.persistentVolumes, persistentVolume("pv-rbac", { driver: driverName, volumeHandle: "vol-rbac" }));
     await admin.create(paths.volumeAttachments, volumeAttachment("rbac", driverName, node, "pv-rbac"));
     await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("rbac"), (va) => va?.status?.attached === true, 30_000);
+    // Two driver failures: the first event is created, the repeat patched into
+    // its count. (A first try that beat the PV's watch event makes an event of its own.)
     await waitForCondition(
       async () => {
-        const events = await admin.list("/api/v1/namespaces/default/events", { fieldSelector: "involvedObject.name=rbac,reason=AttachFailed" });
-        return events.items.length === 1;
+        const events = await admin.list<KubeObject & { count?: number; message?: string }>("/api/v1/namespaces/default/events", { fieldSelector: "involvedObject.name=rbac,reason=AttachFailed" });
+        return events.items.some((event) => event.message?.includes("desc = not yet") === true && event.count === 2);
       },
-      { description: "the AttachFailed event", timeoutMs: 30_000, watch: [attacher.process] },
+      { description: "the AttachFailed event, seen twice", timeoutMs: 30_000, watch: [attacher.process] },
     );
+    const pv = await admin.get<PersistentVolumeJson>(paths.persistentVolume("pv-rbac"));
+    expect(pv.metadata.finalizers).toContain(finalizer);
 
     await admin.delete(paths.volumeAttachment("rbac"));
     await admin.waitFor(paths.volumeAttachment("rbac"), (va) => va === null, 30_000);
+    // The PV goes once the attacher lifts its finalizer (pv-protection has no controller here: the test lifts it).
+    await admin.delete(paths.persistentVolume("pv-rbac"));
+    await liftPvProtection("pv-rbac");
+    await admin.waitFor(paths.persistentVolume("pv-rbac"), (object) => object === null, 30_000);
     expect(attacher.log()).not.toMatch(/forbidden/i);
   });
 });
+
+/**
+ * liftPvProtection removes kubernetes.io/pv-protection, which no controller
+ * removes on this bare apiserver, without touching the attacher's finalizer
+ * (which it may be removing at the same moment: the "test" op makes a
+ * shifted index fail instead of removing the wrong entry, and we try again).
+ */
+async function liftPvProtection(name: string): Promise<void> {
+  const protection = "kubernetes.io/pv-protection";
+  await waitForCondition(
+    async () => {
+      const pv = await admin.get<PersistentVolumeJson>(paths.persistentVolume(name));
+      const index = pv.metadata.finalizers?.indexOf(protection) ?? -1;
+      if (index === -1) return true;
+      const at = `/metadata/finalizers/${index}`;
+      await admin.patch(paths.persistentVolume(name), [{ op: "test", path: at, value: protection }, { op: "remove", path: at }], "json");
+      return true;
+    },
+    { description: `${protection} lifted from PV ${name}`, timeoutMs: 30_000 },
+  );
+}

@@ -1,0 +1,75 @@
+import type { DriverCapabilities } from "../csi/csi-client";
+import { csiNodesPath, nodeIdOf, parseCsiNode } from "../kube/objects/csi-node";
+import { parsePersistentVolume, persistentVolumesPath, type PersistentVolume } from "../kube/objects/persistent-volume";
+import { volumeAttachmentsPath } from "../kube/objects/volume-attachment";
+import { parseTimestampedVolumeAttachment, type TimestampedVolumeAttachment } from "./timestamped-volume-attachment";
+
+/**
+ * ApiReader is the part of the API client the doctor may use: GET only, so
+ * that it cannot write to the API even by mistake.
+ */
+export interface ApiReader {
+  get<T>(path: string, signal?: AbortSignal): Promise<T>;
+}
+
+/**
+ * DriverReader is the part of the CSI client the doctor may use: identity,
+ * capabilities and ListVolumes, never ControllerPublish or Unpublish.
+ */
+export interface DriverReader {
+  driverName(timeoutMs: number): Promise<string>;
+  capabilities(timeoutMs: number): Promise<DriverCapabilities>;
+  listVolumes(maxEntries: number, timeoutMs: number, signal?: AbortSignal): Promise<Map<string, readonly string[]>>;
+}
+
+/** DoctorSnapshot is everything the doctor read, at about one moment. */
+export interface DoctorSnapshot {
+  readonly driverName: string;
+  /** The VAs whose spec.attacher is the driver, by name. */
+  readonly volumeAttachments: readonly TimestampedVolumeAttachment[];
+  readonly persistentVolumes: ReadonlyMap<string, PersistentVolume>;
+  /** Node name to the node ID the driver registered in that node's CSINode. */
+  readonly nodeIds: ReadonlyMap<string, string>;
+  /** Volume ID to published node IDs; undefined when the driver lacks LIST_VOLUMES_PUBLISHED_NODES. */
+  readonly published: ReadonlyMap<string, readonly string[]> | undefined;
+}
+
+/** How many objects one page of a list asks for. */
+const pageSize = 500;
+
+/**
+ * takeSnapshot asks the driver who it is and what it can do, lists VAs, PVs
+ * and CSINodes, and, when the driver can say, which nodes each volume is
+ * published to. The driver's view is read last, so that a publish which
+ * finished while the API was being listed is seen as published.
+ */
+export async function takeSnapshot(api: ApiReader, driver: DriverReader, timeoutMs: number): Promise<DoctorSnapshot> {
+  const driverName = await driver.driverName(timeoutMs);
+  const capabilities = await driver.capabilities(timeoutMs);
+  const volumeAttachments = (await listAll(api, volumeAttachmentsPath, parseTimestampedVolumeAttachment))
+    .filter((va) => va.spec.attacher === driverName)
+    .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  const persistentVolumes = new Map((await listAll(api, persistentVolumesPath, parsePersistentVolume)).map((pv) => [pv.metadata.name, pv]));
+  const nodeIds = new Map<string, string>();
+  for (const csiNode of await listAll(api, csiNodesPath, parseCsiNode)) {
+    const id = nodeIdOf(csiNode, driverName);
+    if (id !== undefined) nodeIds.set(csiNode.metadata.name, id);
+  }
+  // LIST_VOLUMES_PUBLISHED_NODES without LIST_VOLUMES is no promise to answer ListVolumes.
+  const canList = capabilities.listVolumes && capabilities.listVolumesPublishedNodes;
+  const published = canList ? await driver.listVolumes(0, timeoutMs) : undefined;
+  return { driverName, volumeAttachments, persistentVolumes, nodeIds, published };
+}
+
+/** listAll reads every page of a list and parses each item. */
+async function listAll<T>(api: ApiReader, path: string, parse: (raw: unknown) => T): Promise<T[]> {
+  const items: T[] = [];
+  let continueToken = "";
+  do {
+    const query = new URLSearchParams({ limit: String(pageSize), ...(continueToken !== "" ? { continue: continueToken } : {}) });
+    const page = await api.get<{ items?: unknown[]; metadata?: { continue?: string } }>(`${path}?${query}`);
+    for (const raw of page.items ?? []) items.push(parse(raw));
+    continueToken = page.metadata?.continue ?? "";
+  } while (continueToken !== "");
+  return items;
+}

@@ -1,0 +1,20 @@
+import * as v from "valibot";
+import { objectMetaSchema, parseObject } from "../kube/objects/object-meta";
+import { volumeAttachmentSchema } from "../kube/objects/volume-attachment";
+
+/**
+ * The attacher's slim VolumeAttachment plus `metadata.creationTimestamp`,
+ * which the doctor needs for the AGE column and the attacher's caches do
+ * not keep (one more string per cached object for nothing).
+ */
+export const timestampedVolumeAttachmentSchema = v.object({
+  ...volumeAttachmentSchema.entries,
+  metadata: v.object({ ...objectMetaSchema.entries, creationTimestamp: v.string() }),
+});
+
+export type TimestampedVolumeAttachment = v.InferOutput<typeof timestampedVolumeAttachmentSchema>;
+
+/** parseTimestampedVolumeAttachment validates a VA from the API, naming it when a field is bad. */
+export function parseTimestampedVolumeAttachment(raw: unknown): TimestampedVolumeAttachment {
+  return parseObject("VolumeAttachment", timestampedVolumeAttachmentSchema, raw);
+}
