@@ -65,7 +65,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
 
-  const log = new Logger({ verbosity: config.verbosity, format: config.loggingFormat });
+  const log = new Logger({ verbosity: config.verbosity, format: config.loggingFormat, vmodule: config.vmodule });
   log.info("Version", { version, commit: gitCommit });
   const stop = new AbortController();
   // In-flight CSI calls end within --timeout; the API writes that record

@@ -1,4 +1,5 @@
 import { baseName, callerFile, callSite, shortPath, type CallSite } from "./call-site";
+import { VModule, type VModuleRule } from "./vmodule";
 
 /**
  * Logger is the attacher's structured logger: a constant message with fields
@@ -29,6 +30,8 @@ export interface LoggerOptions {
   now?: () => number;
   /** Process ID printed in the text header. Default: process.pid. */
   pid?: number;
+  /** --vmodule: per-file levels above `verbosity` (rules, or a VModule already built from them). Default: none. */
+  vmodule?: readonly VModuleRule[] | VModule;
 }
 
 interface ResolvedLoggerOptions {
@@ -37,6 +40,7 @@ interface ResolvedLoggerOptions {
   sink: LogSink;
   now: () => number;
   pid: number;
+  vmodule: VModule;
 }
 
 function resolveLoggerOptions(options: LoggerOptions): ResolvedLoggerOptions {
@@ -46,6 +50,7 @@ function resolveLoggerOptions(options: LoggerOptions): ResolvedLoggerOptions {
     sink: options.sink ?? ((line) => process.stderr.write(line + "\n")),
     now: options.now ?? preciseNow,
     pid: options.pid ?? process.pid,
+    vmodule: options.vmodule instanceof VModule ? options.vmodule : new VModule(options.vmodule ?? []),
   };
 }
 
@@ -93,8 +98,16 @@ export class Logger {
 
   /** Returns a logger that prints only when -v is at least `level`; a disabled one costs nothing per call. */
   v(level: number): LeveledLogger {
-    if (level > this.options.verbosity) return disabledLogger;
+    if (level > this.options.verbosity && !this.vmoduleAllows(level)) return disabledLogger;
     return { enabled: true, info: (message, fields) => this.write("I", message, fields, level) };
+  }
+
+  // Walks the stack only when some --vmodule rule could grant this level.
+  private vmoduleAllows(level: number): boolean {
+    const { vmodule } = this.options;
+    if (level > vmodule.maxVerbosity) return false;
+    const site = callSite(loggerFiles);
+    return site !== undefined && level <= vmodule.verbosityOf(site.path);
   }
 
   info(message: string, fields?: LogFields): void {
