@@ -143,8 +143,8 @@ async function main(argv: readonly string[]): Promise<number> {
     // Logging outermost and metrics inside it, as csi-lib-utils chains them, so
     // a call's recorded time leaves out the logging of its payloads.
     interceptors: [
-      // Below -v=5 the logging interceptor is left out altogether.
-      ...(config.verbosity >= grpcLogLevel ? [createGrpcLogInterceptor({ log, maxLogLength: config.maxGrpcLogLength })] : []),
+      // Left out altogether unless -v=5, or a --vmodule rule at 5 or more, can print its lines.
+      ...(config.verbosity >= grpcLogLevel || config.vmodule.some((rule) => rule.verbosity >= grpcLogLevel) ? [createGrpcLogInterceptor({ log, maxLogLength: config.maxGrpcLogLength })] : []),
       ...(metrics === undefined ? [] : [createOperationMetricsInterceptor({ observer: metrics.csiOperations })]),
     ],
     onConnectionLost: (reason) => {

@@ -52,3 +52,24 @@ describe("gRPC logging at -v=5", () => {
     expect(log).not.toContain(secretValue);
   });
 });
+
+describe("--vmodule", () => {
+  it("prints the -v lines of the files it names, here csi-handler's and the gRPC interceptor's, and no others, at -v=0", async () => {
+    const quiet = await startFakeDriverSetup(cluster, admin, {
+      driverName: "vmodule.fake.csi.test",
+      nodes: ["vmodule-node"],
+      attacherArgs: ["-v=0", "--vmodule=csi-handler=2,grpc-log-interceptor=5"],
+    });
+    try {
+      await admin.create(paths.persistentVolumes, persistentVolume("pv-vmodule", { driver: quiet.driverName, volumeHandle: "vol-vmodule" }));
+      await admin.create(paths.volumeAttachments, volumeAttachment("vmodule", quiet.driverName, "vmodule-node", "pv-vmodule"));
+      await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("vmodule"), (va) => va?.status?.attached === true);
+      await quiet.attacher.waitForLog(/csi-handler\.ts:\d+\] "Attached"/);
+      await quiet.attacher.waitForLog(/grpc-log-interceptor\.ts:\d+\] "GRPC call" method="\/csi\.v1\.Controller\/ControllerPublishVolume"/);
+      // main.ts logs the capabilities at -v=2: no rule names it.
+      expect(quiet.attacher.log()).not.toContain('"CSI driver capabilities"');
+    } finally {
+      await stopFakeDriverSetup(quiet);
+    }
+  });
+});
