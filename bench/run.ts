@@ -37,6 +37,7 @@ const usage = `usage: bun run bench/run.ts [options]
   --rounds N                rounds per scenario (default: the mode's)
   --driver-latency-ms N     publish/unpublish latency of the driver (default 0)
   --only a,b                only these scenarios: idle,throughput,cold-start,memory,latency,fairness
+  --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
   --out DIR                 where reports go (default bench/results, quick/smoke: bench/results/scratch)
   -v N                      attacher verbosity for both (default 2; below 2 upstream's ready line is not logged)`;
 
@@ -48,6 +49,7 @@ const { values: opts } = parseArgs({
     rounds: { type: "string" },
     "driver-latency-ms": { type: "string", default: "0" },
     only: { type: "string" },
+    kinds: { type: "string", default: "ours,go" },
     out: { type: "string" },
     v: { type: "string", short: "v", default: "2" },
     help: { type: "boolean", default: false },
@@ -70,6 +72,8 @@ const verbosity = nonNegativeInt("-v", opts.v);
 const only = opts.only === undefined ? undefined : new Set(opts.only.split(","));
 const outDir = resolve(opts.out ?? join(repoRoot, "bench/results", modeName === "full" ? "" : "scratch"));
 const wanted = (id: string) => only === undefined || only.has(id);
+const kinds = opts.kinds.split(",").filter((k): k is AttacherKind => k === "ours" || k === "go");
+if (kinds.length === 0) throw new Error(`--kinds must name ours and/or go, not ${JSON.stringify(opts.kinds)}`);
 
 function positiveInt(flag: string, text: string): number {
   const n = Number(text);
@@ -88,10 +92,10 @@ note(`mode ${modeName}, ${rounds} round(s), driver latency ${driverLatencyMs} ms
 // Binaries: the Go build is cached by version; ours is built from this tree
 // unless given, so the report is about the code next to it.
 const components = await ensureComponents();
-const goPath = opts["go-attacher"] ?? buildGoAttacher();
+const goPath = opts["go-attacher"] ?? (kinds.includes("go") ? buildGoAttacher() : "");
 const oursPath = opts.ours ?? buildOurs();
 const binaries: Record<AttacherKind, AttacherBinary> = { ours: { kind: "ours", path: resolve(oursPath) }, go: { kind: "go", path: resolve(goPath) } };
-for (const binary of Object.values(binaries)) {
+for (const binary of kinds.map((k) => binaries[k])) {
   if (!existsSync(binary.path)) throw new Error(`${binary.kind} attacher binary ${binary.path} does not exist`);
 }
 
@@ -115,7 +119,7 @@ async function runScenario(
   const runs: RunResult[] = [];
   const failed: string[] = [];
   for (let round = 1; round <= rounds; round++) {
-    for (const kind of ["ours", "go"] as const) {
+    for (const kind of kinds) {
       progress(`${title}: round ${round}/${rounds}, ${kind}`, true);
       try {
         const result = await run(binaries[kind], round);
@@ -191,7 +195,7 @@ const results: BenchResults = {
   machine: {
     date,
     ...hostFacts(),
-    goAttacher: `${commandOutput([binaries.go.path, "--version"]).split("\n")[0] ?? ""} (${binaries.go.path})`,
+    goAttacher: kinds.includes("go") ? `${commandOutput([binaries.go.path, "--version"]).split("\n")[0] ?? ""} (${binaries.go.path})` : "not run",
     oursBinary: binaries.ours.path,
     oursCommit: commandOutput(["git", "describe", "--always", "--dirty"], repoRoot),
     kubeApiserver: components.kubeApiserver.split("/").pop() ?? components.kubeApiserver,

@@ -4,7 +4,7 @@
  */
 import type { AttacherBinary, RunningAttacher } from "./attacher-under-test.ts";
 import { startAttacher } from "./attacher-under-test.ts";
-import { countPvsWithOurFinalizer, deleteVas, type BenchGround } from "./bench-ground.ts";
+import { deleteVas, type BenchGround } from "./bench-ground.ts";
 import { progress } from "./progress.ts";
 import type { Series } from "./results.ts";
 import type { VaWatch } from "./va-watch.ts";
@@ -57,23 +57,13 @@ export class BenchContext {
 
   /**
    * cleanUp deletes `names` and waits until the attacher has detached them
-   * and released every PV finalizer, so the next run starts from the same
-   * state. Returns ms from the first delete to the last VA gone.
+   * all. Returns ms from the first delete to the last VA gone.
    */
   async cleanUp(names: readonly string[], attacher: RunningAttacher, label: string, timeoutMs: number): Promise<number> {
     const started = performance.now();
     await deleteVas(this.ground.admin, names);
     await this.waitFor(`${label}: VAs gone`, () => this.watch.countGone(names) === names.length, () => `${label}: gone ${this.watch.countGone(names)}/${names.length}`, timeoutMs, attacher);
-    const goneMs = Math.max(0, ...names.map((n) => this.watch.goneAt.get(n) ?? started)) - started;
-    let held = await countPvsWithOurFinalizer(this.ground.admin);
-    const deadline = performance.now() + timeoutMs;
-    while (held > 0 && performance.now() < deadline) {
-      progress(`${label}: waiting for ${held} PV finalizers to go`);
-      await Bun.sleep(250);
-      held = await countPvsWithOurFinalizer(this.ground.admin);
-    }
-    if (held > 0) throw new Error(`${label}: ${held} PVs still carry the attacher's finalizer after ${timeoutMs} ms`);
-    return goneMs;
+    return Math.max(0, ...names.map((n) => this.watch.goneAt.get(n) ?? started)) - started;
   }
 
   /** attachedCurve turns the watch's attach times of `names` into a count-over-time series from `t0`. */

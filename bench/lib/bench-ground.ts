@@ -79,14 +79,29 @@ export const ownPvName = (i: number) => `bench-pv-${String(i).padStart(6, "0")}`
 /** vaName is the name of VA `i` of a batch. */
 export const vaName = (batch: string, i: number) => `${batch}-${String(i).padStart(6, "0")}`;
 
-/** ensureOwnPvs creates own PVs 0..count-1 that do not exist yet; PVs are reused by every run. */
-export async function ensureOwnPvs(admin: AdminClient, count: number, existing: { count: number }): Promise<void> {
-  if (count <= existing.count) return;
-  const indexes = Array.from({ length: count - existing.count }, (_, k) => existing.count + k);
-  await forEachLimited(indexes, bulkConcurrency, async (i) => {
-    await createIgnoringExisting(admin, paths.persistentVolumes, persistentVolume(ownPvName(i), { driver: benchDriverName, volumeHandle: `vol-${i}` }));
+/**
+ * prepareOwnPvs makes own PVs 0..count-1 exist without the attachers'
+ * finalizer. Both attachers put the same finalizer on a PV at its first
+ * attach and (as upstream) only take it off when the PV is deleted, so
+ * without this every run after the first would skip the PV writes the first
+ * one paid for. PVs themselves are reused by every run.
+ */
+export async function prepareOwnPvs(admin: AdminClient, count: number, existing: { count: number }): Promise<void> {
+  if (count > existing.count) {
+    const indexes = Array.from({ length: count - existing.count }, (_, k) => existing.count + k);
+    await forEachLimited(indexes, bulkConcurrency, async (i) => {
+      await createIgnoringExisting(admin, paths.persistentVolumes, persistentVolume(ownPvName(i), { driver: benchDriverName, volumeHandle: `vol-${i}` }));
+    });
+    existing.count = count;
+  }
+  const held = (await admin.list(paths.persistentVolumes)).items.filter((pv) => pv.metadata?.finalizers?.includes(pvFinalizer) === true);
+  await forEachLimited(held, bulkConcurrency, async (pv) => {
+    const name = pv.metadata?.name ?? "";
+    const finalizers = (pv.metadata?.finalizers ?? []).filter((f) => f !== pvFinalizer);
+    // The resourceVersion makes this a compare-and-swap: no attacher runs
+    // now, but a stale read must still not drop someone else's finalizer.
+    await admin.patch(paths.persistentVolume(name), { metadata: { finalizers, resourceVersion: pv.metadata?.resourceVersion } });
   });
-  existing.count = count;
 }
 
 /** createForeignPvs creates `count` PVs of another CSI driver, named from `offset`. */
@@ -127,12 +142,6 @@ export async function deleteVas(admin: AdminClient, names: readonly string[]): P
       if (!isNotFound(e)) throw e;
     }
   });
-}
-
-/** countPvsWithOurFinalizer counts PVs an attacher still holds with its finalizer. */
-export async function countPvsWithOurFinalizer(admin: AdminClient): Promise<number> {
-  const list = await admin.list(paths.persistentVolumes);
-  return list.items.filter((pv) => pv.metadata?.finalizers?.includes(pvFinalizer) === true).length;
 }
 
 async function createIgnoringExisting(admin: AdminClient, path: string, body: KubeObject): Promise<void> {

@@ -4,7 +4,7 @@
  */
 import type { AttacherBinary } from "../lib/attacher-under-test.ts";
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVas, ensureOwnPvs } from "../lib/bench-ground.ts";
+import { createVas, prepareOwnPvs } from "../lib/bench-ground.ts";
 import type { MetricSpec, RunResult } from "../lib/results.ts";
 
 export interface ColdStartParams extends AttacherLimits {
@@ -19,7 +19,7 @@ export const coldStartMetrics: readonly MetricSpec[] = [
 
 export async function runColdStart(ctx: BenchContext, binary: AttacherBinary, round: number, params: ColdStartParams): Promise<RunResult> {
   const label = `cold-r${round}`;
-  await ensureOwnPvs(ctx.ground.admin, params.waiting, ctx.ownPvs);
+  await prepareOwnPvs(ctx.ground.admin, params.waiting, ctx.ownPvs);
   const names = await createVas(ctx.ground.admin, `${label}-${binary.kind}`, params.waiting);
   ctx.watch.forget();
   const attacher = ctx.start(binary, label, params);

@@ -6,7 +6,7 @@
  */
 import type { AttacherBinary } from "../lib/attacher-under-test.ts";
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVa, createVas, deleteVas, ensureOwnPvs, setDriverLatency } from "../lib/bench-ground.ts";
+import { createVa, createVas, deleteVas, prepareOwnPvs, setDriverLatency } from "../lib/bench-ground.ts";
 import type { MetricSpec, RunResult } from "../lib/results.ts";
 
 export interface FairnessParams extends AttacherLimits {
@@ -23,7 +23,7 @@ export const fairnessMetrics: readonly MetricSpec[] = [
 
 export async function runFairness(ctx: BenchContext, binary: AttacherBinary, round: number, params: FairnessParams, baseLatencyMs: number): Promise<RunResult> {
   const label = `fair-r${round}`;
-  await ensureOwnPvs(ctx.ground.admin, params.backlog + 1, ctx.ownPvs);
+  await prepareOwnPvs(ctx.ground.admin, params.backlog + 1, ctx.ownPvs);
   const attacher = ctx.start(binary, label, params);
   try {
     await attacher.waitReady();

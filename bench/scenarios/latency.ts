@@ -4,7 +4,7 @@
  */
 import type { AttacherBinary } from "../lib/attacher-under-test.ts";
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVa, ensureOwnPvs, vaName } from "../lib/bench-ground.ts";
+import { createVa, prepareOwnPvs, vaName } from "../lib/bench-ground.ts";
 import type { MetricSpec, RunResult } from "../lib/results.ts";
 import { percentile } from "../lib/stats.ts";
 import { progress } from "../lib/progress.ts";
@@ -23,7 +23,7 @@ export const latencyMetrics: readonly MetricSpec[] = [
 export async function runLatency(ctx: BenchContext, binary: AttacherBinary, round: number, params: LatencyParams): Promise<RunResult> {
   const label = `lat-r${round}`;
   const count = Math.round(params.perSecond * params.seconds);
-  await ensureOwnPvs(ctx.ground.admin, count, ctx.ownPvs);
+  await prepareOwnPvs(ctx.ground.admin, count, ctx.ownPvs);
   const attacher = ctx.start(binary, label, params);
   try {
     await attacher.waitReady();

@@ -4,7 +4,7 @@
  */
 import type { AttacherBinary } from "../lib/attacher-under-test.ts";
 import { rssCurve, round3, settleRss, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVas, ensureOwnPvs } from "../lib/bench-ground.ts";
+import { createVas, prepareOwnPvs } from "../lib/bench-ground.ts";
 import type { MetricSpec, RunResult } from "../lib/results.ts";
 
 /** How long RSS is left to settle (GC, lazy pages) before it is read. */
@@ -42,7 +42,7 @@ export const memoryMetrics: readonly MetricSpec[] = [
 
 export async function runMemory(ctx: BenchContext, binary: AttacherBinary, round: number, params: MemoryParams): Promise<RunResult> {
   const label = `mem-r${round}`;
-  await ensureOwnPvs(ctx.ground.admin, params.ownVas, ctx.ownPvs);
+  await prepareOwnPvs(ctx.ground.admin, params.ownVas, ctx.ownPvs);
   const attacher = ctx.start(binary, label, params);
   try {
     await attacher.waitReady(300_000);

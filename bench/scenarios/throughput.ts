@@ -5,7 +5,7 @@
  */
 import type { AttacherBinary } from "../lib/attacher-under-test.ts";
 import { rssCurve, round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVas, ensureOwnPvs } from "../lib/bench-ground.ts";
+import { createVas, prepareOwnPvs } from "../lib/bench-ground.ts";
 import type { MetricSpec, RunResult } from "../lib/results.ts";
 
 /** ThroughputParams is one cell of the throughput matrix. */
@@ -25,7 +25,7 @@ export const throughputMetrics: readonly MetricSpec[] = [
 /** runThroughput runs one attacher through one create-all/delete-all cycle. */
 export async function runThroughput(ctx: BenchContext, binary: AttacherBinary, round: number, params: ThroughputParams): Promise<RunResult> {
   const label = `tp-w${params.workers}-q${params.qps}-r${round}`;
-  await ensureOwnPvs(ctx.ground.admin, params.volumes, ctx.ownPvs);
+  await prepareOwnPvs(ctx.ground.admin, params.volumes, ctx.ownPvs);
   await ctx.ground.driver.control.clearCalls();
   const attacher = ctx.start(binary, label, params);
   try {
