@@ -67,6 +67,11 @@ export class RunningAttacher {
     return readMemory(this.pid)?.hwmBytes ?? 0;
   }
 
+  /** anonBytes is RssAnon now, the private part of RSS. */
+  anonBytes(): number {
+    return readMemory(this.pid)?.anonBytes ?? 0;
+  }
+
   /** cpuSeconds is user+system CPU used since exec. */
   cpuSeconds(): number {
     return readCpuSeconds(this.pid) ?? Number.NaN;

@@ -9,6 +9,12 @@ import { readFileSync } from "node:fs";
 export interface ProcMemory {
   readonly rssBytes: number;
   readonly hwmBytes: number;
+  /**
+   * RssAnon: the private part of RSS (heap, stacks), without the pages of
+   * the executable and libraries it maps. Both binaries are ~100 MB, so the
+   * file-backed part depends on which of their pages happened to be touched.
+   */
+  readonly anonBytes: number;
 }
 
 /** ticksPerSecond is the kernel's USER_HZ, the unit of utime/stime. */
@@ -30,7 +36,7 @@ export function readMemory(pid: number): ProcMemory | undefined {
     if (isGone(e)) return undefined;
     throw e;
   }
-  return { rssBytes: kibField(text, "VmRSS") * 1024, hwmBytes: kibField(text, "VmHWM") * 1024 };
+  return { rssBytes: kibField(text, "VmRSS") * 1024, hwmBytes: kibField(text, "VmHWM") * 1024, anonBytes: kibField(text, "RssAnon") * 1024 };
 }
 
 /** readCpuSeconds returns user+system CPU seconds `pid` has used, or undefined once it has exited. */

@@ -12,6 +12,7 @@ const settleMs = 3_000;
 
 export const idleMetrics: readonly MetricSpec[] = [
   { name: "idleRssMiB", unit: "MiB", better: "lower", description: "median VmRSS over the last second of 3 s idle after ready, on an empty cluster" },
+  { name: "idleAnonMiB", unit: "MiB", better: "lower", description: "RssAnon (private RSS, without the mapped executable) after idling" },
   { name: "hwmMiB", unit: "MiB", better: "lower", description: "VmHWM after idling" },
 ];
 
@@ -20,7 +21,7 @@ export async function runIdle(ctx: BenchContext, binary: AttacherBinary, round: 
   try {
     await attacher.waitReady();
     const idleRssMiB = await settleRss(attacher, settleMs);
-    return { kind: binary.kind, round, metrics: { idleRssMiB, hwmMiB: round3(attacher.hwmBytes() / 1048576) }, rssCurve: rssCurve(attacher) };
+    return { kind: binary.kind, round, metrics: { idleRssMiB, idleAnonMiB: round3(attacher.anonBytes() / 1048576), hwmMiB: round3(attacher.hwmBytes() / 1048576) }, rssCurve: rssCurve(attacher) };
   } finally {
     await attacher.stop();
   }
@@ -35,6 +36,7 @@ export interface MemoryParams extends AttacherLimits {
 
 export const memoryMetrics: readonly MetricSpec[] = [
   { name: "rssWithForeignMiB", unit: "MiB", better: "lower", description: "VmRSS after ready + 3 s with the foreign PVs (and the own PVs of earlier scenarios, unattached)" },
+  { name: "anonWithForeignMiB", unit: "MiB", better: "lower", description: "RssAnon (private RSS) at the same moment" },
   { name: "rssWithOwnMiB", unit: "MiB", better: "lower", description: "VmRSS 3 s after the own VAs are all attached" },
   { name: "slopeMiBPer1000", unit: "MiB", better: "lower", description: "(rssWithOwn - rssWithForeign) per 1,000 own attached VAs" },
   { name: "hwmMiB", unit: "MiB", better: "lower", description: "VmHWM at the end" },
@@ -47,6 +49,7 @@ export async function runMemory(ctx: BenchContext, binary: AttacherBinary, round
   try {
     await attacher.waitReady(300_000);
     const rssWithForeignMiB = await settleRss(attacher, settleMs);
+    const anonWithForeignMiB = round3(attacher.anonBytes() / 1048576);
     ctx.watch.forget();
     const names = await createVas(ctx.ground.admin, `${label}-${binary.kind}`, params.ownVas);
     const status = () => `${label} ${binary.kind}: attached ${ctx.watch.countAttached(names)}/${names.length}`;
@@ -57,6 +60,7 @@ export async function runMemory(ctx: BenchContext, binary: AttacherBinary, round
       round,
       metrics: {
         rssWithForeignMiB,
+        anonWithForeignMiB,
         rssWithOwnMiB,
         slopeMiBPer1000: round3(((rssWithOwnMiB - rssWithForeignMiB) * 1000) / params.ownVas),
         hwmMiB: round3(attacher.hwmBytes() / 1048576),
