@@ -36,8 +36,9 @@ export const modes: Record<ModeName, Mode> = {
     throughput: [
       { volumes: 1000, workers: 10, ...highLimits },
       { volumes: 1000, workers: 100, ...highLimits },
-      { volumes: 100, workers: 10, ...defaultLimits },
-      { volumes: 100, workers: 100, ...defaultLimits },
+      // ~3 writes per attach and 2 per detach at 5 writes/s: ~50 s a run.
+      { volumes: 50, workers: 10, ...defaultLimits },
+      { volumes: 50, workers: 100, ...defaultLimits },
     ],
     coldStart: { waiting: 100, workers: 10, ...highLimits },
     memory: { foreignPvs: 10_000, ownVas: 1000, workers: 100, ...highLimits },
@@ -53,6 +54,8 @@ export const modes: Record<ModeName, Mode> = {
     ],
     coldStart: { waiting: 100, workers: 10, ...highLimits },
     memory: { foreignPvs: 2000, ownVas: 200, workers: 100, ...highLimits },
+    latency: { perSecond: 20, seconds: 5, workers: 10, ...highLimits },
+    fairness: { backlog: 40, slowMs: 500, workers: 10, ...highLimits },
   },
   smoke: {
     rounds: 1,
