@@ -22,7 +22,7 @@ import type { BenchResults, MetricSpec, RunResult, ScenarioResult } from "./lib/
 import { VaWatch } from "./lib/va-watch.ts";
 import { modes, type ModeName } from "./modes.ts";
 import { renderHtml } from "./report/render-html.ts";
-import { renderMarkdown } from "./report/render-markdown.ts";
+import { formatNumber, renderMarkdown } from "./report/render-markdown.ts";
 import { coldStartMetrics, runColdStart } from "./scenarios/cold-start.ts";
 import { fairnessMetrics, runFairness } from "./scenarios/fairness.ts";
 import { latencyMetrics, runLatency } from "./scenarios/latency.ts";
@@ -214,7 +214,7 @@ writeFileSync(`${stem}.html`, renderHtml(results));
 writeFileSync(`${stem}.md`, renderMarkdown(results, `${stem.split("/").pop() ?? "report"}.html`));
 note(`wrote ${stem}.json, .html and .md in ${results.machine.wallSeconds} s`);
 for (const scenario of scenarios) {
-  for (const row of summarize(scenario)) note(`${scenario.id} ${row.metric}: ours ${row.ours} go ${row.go} ratio ${row.ratio.toFixed(2)}`);
+  for (const row of summarize(scenario)) note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}`);
 }
 if (failures > 0) {
   note(`${failures} run(s) failed; see the notes in the report`);
