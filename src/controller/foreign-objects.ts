@@ -3,8 +3,8 @@
  * shared cluster most PVs and VAs are someone else's (10,000 foreign PVs next
  * to 100 of ours is ordinary), and client-go's informers keep every one of
  * them whole, which is where upstream's memory goes (azuredisk-csi-driver#129).
- * The stores keep ours whole and a stub of each foreign one: a PV's metadata
- * without annotations, a VA's name, resourceVersion (so watch ordering still
+ * The stores keep ours whole and a stub of each foreign one: a PV's name,
+ * resourceVersion, finalizers and deletionTimestamp, a VA's name, resourceVersion (so watch ordering still
  * works), attacher and PV name (a PV's finalizer stays while any VA names
  * it, whoever attaches it).
  */
@@ -25,8 +25,8 @@ export function isOurPersistentVolume(pv: PersistentVolume, driverName: string):
 }
 
 /**
- * slimPersistentVolume returns `pv` whole when it is ours, else it without
- * spec and annotations. Its finalizers stay: a VA of ours that names a
+ * slimPersistentVolume returns `pv` whole when it is ours, else its name,
+ * resourceVersion, finalizers and deletionTimestamp. The finalizers stay: a VA of ours that names a
  * foreign PV makes the handler add our PV finalizer first, as upstream does,
  * and that patch is computed from (and tested against) the cached list. The
  * missing spec then fails that VA with "non-csi source", as upstream does
@@ -35,9 +35,15 @@ export function isOurPersistentVolume(pv: PersistentVolume, driverName: string):
  */
 export function slimPersistentVolume(pv: PersistentVolume, driverName: string): PersistentVolume {
   if (isOurPersistentVolume(pv, driverName)) return pv;
-  const { annotations: _annotations, ...metadata } = pv.metadata;
-  return { metadata, spec: {} };
+  const { name, resourceVersion, finalizers, deletionTimestamp } = pv.metadata;
+  return {
+    metadata: { name, resourceVersion, ...(finalizers ? { finalizers } : {}), ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+    spec: noSpec,
+  };
 }
+
+/** One frozen empty spec shared by every foreign PV stub: store objects are never mutated. */
+const noSpec: PersistentVolume["spec"] = Object.freeze({});
 
 /** slimVolumeAttachment returns `va` whole when our driver attaches it, else its name, attacher and PV name. */
 export function slimVolumeAttachment(va: VolumeAttachment, driverName: string): VolumeAttachment {

@@ -20,7 +20,7 @@ describe("foreign objects", () => {
     ]).toEqual([true, true, true, false, false]);
   });
 
-  it("keeps our PV whole and a foreign one without spec and annotations, finalizers kept", () => {
+  it("keeps our PV whole and of a foreign one only name, resourceVersion, finalizers and deletionTimestamp", () => {
     const ours = pv({ csi: { driver, volumeHandle: "v", readOnly: false, fsType: "" } });
     expect(slimPersistentVolume(ours, driver)).toBe(ours);
     expect(slimPersistentVolume(pv({ csi: { driver: "other", volumeHandle: "v", readOnly: false, fsType: "" } }, ["kubernetes.io/pv-protection"]), driver)).toEqual({
