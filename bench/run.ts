@@ -8,7 +8,7 @@
  *   bun run bench:smoke                 tiny N: proves the harness works (CI); asserts no speed
  *   bun run bench/run.ts --help         every option
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/cluster/components.ts";
@@ -217,9 +217,11 @@ for (const scenario of scenarios) {
   for (const row of summarize(scenario)) note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}`);
 }
 if (failures > 0) {
-  note(`${failures} run(s) failed; see the notes in the report`);
+  note(`${failures} run(s) failed; see the notes in the report and the attacher logs in ${ground.logDir}`);
   process.exit(1);
 }
+// The attachers' logs only matter when something failed.
+rmSync(ground.logDir, { recursive: true, force: true });
 
 function buildGoAttacher(): string {
   note("building (or finding cached) upstream csi-attacher");
