@@ -6,6 +6,7 @@ import { gitCommit, version, versionLine } from "./cli/version";
 import { AttachController } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
 import { ForcedSyncs } from "./controller/forced-syncs";
+import { slimPersistentVolume, slimVolumeAttachment } from "./controller/foreign-objects";
 import type { Handler } from "./controller/handler";
 import { inTreePluginForDriver } from "./controller/migration/in-tree-plugins";
 import { Reconciler } from "./controller/reconciler";
@@ -220,8 +221,9 @@ async function runAttacher(
   const pvs = new Store<ReturnType<typeof parsePersistentVolume>>();
   const csiNodes = new Store<CsiNode>();
   const reflectors = [
-    reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, parseVolumeAttachment, vas),
-    reflectorFor(client, log, "PersistentVolume", persistentVolumesPath, parsePersistentVolume, pvs),
+    // Other drivers' VAs and PVs are kept as stubs: memory grows with our volumes only.
+    reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, (raw) => slimVolumeAttachment(parseVolumeAttachment(raw), driver.name), vas),
+    reflectorFor(client, log, "PersistentVolume", persistentVolumesPath, (raw) => slimPersistentVolume(parsePersistentVolume(raw), driver.name), pvs),
     // Only our driver's entry of each CSINode is kept: the rest is other drivers' business.
     reflectorFor(client, log, "CSINode", csiNodesPath, (raw) => onlyDriver(parseCsiNode(raw), driver.name), csiNodes),
   ];

@@ -95,8 +95,14 @@ build_in_wrapper mock-csi-driver "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/
 # linter needs none of them, and their SDKs are most of the download.
 GOFLAGS="$GOFLAGS -tags=remove_all_sd" build_in_wrapper promtool "$PROMETHEUS_VERSION" github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/promtool
 
+# The upstream Go attacher is only needed by the benchmark (bench/), so it is
+# built only on request; it has its own script, cached the same way.
+if [ "${BUILD_COMPONENTS_GO_ATTACHER:-}" = 1 ]; then
+  built_paths[go-attacher]=$(bash "$here/../../bench/build-go-attacher.sh")
+fi
+
 if [ "${BUILD_COMPONENTS_PRINT:-}" = paths ]; then
-  for name in kube-apiserver etcd mock-csi-driver promtool; do printf '%s=%s\n' "$name" "${built_paths[$name]}"; done
+  for name in kube-apiserver etcd mock-csi-driver promtool ${built_paths[go-attacher]:+go-attacher}; do printf '%s=%s\n' "$name" "${built_paths[$name]}"; done
 else
   echo "$bin_dir"
 fi

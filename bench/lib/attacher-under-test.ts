@@ -1,0 +1,125 @@
+/**
+ * Runs one attacher (ours or upstream's Go build) against the bench ground,
+ * samples its memory from /proc while it runs, and tells when it is ready.
+ */
+import { readFileSync } from "node:fs";
+import { spawnManaged, waitForCondition, type ManagedProcess } from "../../test/cluster/managed-process.ts";
+import { readCpuSeconds, readMemory } from "./proc-stats.ts";
+
+/** AttacherKind names the two implementations compared. */
+export type AttacherKind = "ours" | "go";
+
+/** AttacherBinary is an implementation and the executable that runs it. */
+export interface AttacherBinary {
+  readonly kind: AttacherKind;
+  readonly path: string;
+}
+
+/** RssSample is one VmRSS reading, `t` in ms since exec. */
+export interface RssSample {
+  readonly t: number;
+  readonly rssBytes: number;
+}
+
+/** How often VmRSS is sampled. */
+const sampleEveryMs = 200;
+
+/**
+ * Readiness as each implementation logs it at -v=2: ours logs "Caches
+ * synced" once its VA, PV and CSINode lists are in; upstream starts its
+ * workers right after client-go's reflectors log "Caches populated" for
+ * VolumeAttachments and PersistentVolumes (the two informers its
+ * controller.Run waits for), and logs nothing of its own there.
+ */
+export function isReady(kind: AttacherKind, log: string): boolean {
+  if (kind === "ours") return log.includes('"Caches synced"');
+  return /"Caches populated"[^\n]*\*v1\.VolumeAttachment/.test(log) && /"Caches populated"[^\n]*\*v1\.PersistentVolume"/.test(log);
+}
+
+/** RunningAttacher is a started attacher with its samples so far. */
+export class RunningAttacher {
+  readonly rss: RssSample[] = [];
+  readonly #timer: ReturnType<typeof setInterval>;
+
+  constructor(
+    readonly binary: AttacherBinary,
+    readonly process: ManagedProcess,
+    /** performance.now() just before exec. */
+    readonly execAt: number,
+  ) {
+    this.#timer = setInterval(() => this.sample(), sampleEveryMs);
+  }
+
+  get pid(): number {
+    return this.process.pid;
+  }
+
+  /** sample records VmRSS now and returns it (0 once the process is gone). */
+  sample(): number {
+    const memory = readMemory(this.pid);
+    const rssBytes = memory?.rssBytes ?? 0;
+    if (memory !== undefined) this.rss.push({ t: performance.now() - this.execAt, rssBytes });
+    return rssBytes;
+  }
+
+  /** hwmBytes is VmHWM, the peak RSS since exec. */
+  hwmBytes(): number {
+    return readMemory(this.pid)?.hwmBytes ?? 0;
+  }
+
+  /** anonBytes is RssAnon now, the private part of RSS. */
+  anonBytes(): number {
+    return readMemory(this.pid)?.anonBytes ?? 0;
+  }
+
+  /** cpuSeconds is user+system CPU used since exec. */
+  cpuSeconds(): number {
+    return readCpuSeconds(this.pid) ?? Number.NaN;
+  }
+
+  log(): string {
+    return readFileSync(this.process.stderrPath, "utf8");
+  }
+
+  /** waitReady resolves with ms from exec to the readiness log line. */
+  async waitReady(timeoutMs = 60_000): Promise<number> {
+    let readyAt = 0;
+    await waitForCondition(
+      () => {
+        if (!isReady(this.binary.kind, this.log())) return false;
+        readyAt = performance.now();
+        return true;
+      },
+      { description: `${this.binary.kind} attacher ready`, timeoutMs, watch: [this.process], intervalMs: 10 },
+    );
+    return readyAt - this.execAt;
+  }
+
+  /** stop ends the process (SIGTERM, then SIGKILL) and the sampling. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.process.stop();
+  }
+}
+
+/** StartOptions say how to run an attacher. */
+export interface StartOptions {
+  readonly kubeconfig: string;
+  readonly csiSocket: string;
+  readonly logDir: string;
+  /** Name of the log files. */
+  readonly logName: string;
+  /** Flags after --kubeconfig and --csi-address; the same for both kinds. */
+  readonly args: readonly string[];
+}
+
+/** startAttacher execs the binary; it does not wait for readiness. */
+export function startAttacher(binary: AttacherBinary, options: StartOptions): RunningAttacher {
+  const execAt = performance.now();
+  const process = spawnManaged({
+    name: options.logName,
+    logDir: options.logDir,
+    command: [binary.path, `--kubeconfig=${options.kubeconfig}`, `--csi-address=${options.csiSocket}`, ...options.args],
+  });
+  return new RunningAttacher(binary, process, execAt);
+}

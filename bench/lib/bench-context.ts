@@ -1,0 +1,102 @@
+/**
+ * What every scenario needs: the ground, the VA watch, how to start an
+ * attacher with the shared flags, and waits that show progress.
+ */
+import type { AttacherBinary, RunningAttacher } from "./attacher-under-test.ts";
+import { startAttacher } from "./attacher-under-test.ts";
+import { deleteVas, type BenchGround } from "./bench-ground.ts";
+import { progress } from "./progress.ts";
+import type { Series } from "./results.ts";
+import type { VaWatch } from "./va-watch.ts";
+
+/** AttacherLimits are the flags a scenario varies. */
+export interface AttacherLimits {
+  readonly workers: number;
+  readonly qps: number;
+  readonly burst: number;
+}
+
+/** BenchContext is shared by every scenario of one benchmark run. */
+export class BenchContext {
+  /** How many own PVs exist (bench-pv-0..count-1); grown on demand, never shrunk. */
+  readonly ownPvs = { count: 0 };
+
+  constructor(
+    readonly ground: BenchGround,
+    readonly watch: VaWatch,
+    /** -v for both attachers. */
+    private readonly verbosity: number,
+  ) {}
+
+  /**
+   * start execs an attacher with the flags both kinds share. -v=2 on both:
+   * upstream's readiness line ("Caches populated") is logged at 2.
+   */
+  start(binary: AttacherBinary, label: string, limits: AttacherLimits): RunningAttacher {
+    return startAttacher(binary, {
+      kubeconfig: this.ground.cluster.kubeconfigPath,
+      csiSocket: this.ground.driver.csiSocket,
+      logDir: this.ground.logDir,
+      logName: `${label}-${binary.kind}`,
+      args: [`--worker-threads=${limits.workers}`, `--kube-api-qps=${limits.qps}`, `--kube-api-burst=${limits.burst}`, `-v=${this.verbosity}`],
+    });
+  }
+
+  /** waitFor polls `done` every 50 ms, showing `status()` as progress; fails after `timeoutMs` or if the attacher dies. */
+  async waitFor(description: string, done: () => boolean, status: () => string, timeoutMs: number, attacher?: RunningAttacher): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while (!done()) {
+      if (attacher !== undefined && !attacher.process.running) {
+        throw new Error(`${attacher.binary.kind} attacher ${attacher.process.exitDescription ?? "exited"} while waiting for ${description}:\n${attacher.process.stderrTail()}`);
+      }
+      if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description} (${status()})`);
+      progress(status());
+      await Bun.sleep(50);
+    }
+  }
+
+  /**
+   * cleanUp deletes `names` and waits until the attacher has detached them
+   * all. Returns ms from the first delete to the last VA gone.
+   */
+  async cleanUp(names: readonly string[], attacher: RunningAttacher, label: string, timeoutMs: number): Promise<number> {
+    const started = performance.now();
+    await deleteVas(this.ground.admin, names);
+    await this.waitFor(`${label}: VAs gone`, () => this.watch.countGone(names) === names.length, () => `${label}: gone ${this.watch.countGone(names)}/${names.length}`, timeoutMs, attacher);
+    return Math.max(0, ...names.map((n) => this.watch.goneAt.get(n) ?? started)) - started;
+  }
+
+  /** attachedCurve turns the watch's attach times of `names` into a count-over-time series from `t0`. */
+  attachedCurve(names: readonly string[], t0: number): Series {
+    const times = names.map((n) => this.watch.attachedAt.get(n)).filter((t): t is number => t !== undefined).sort((a, b) => a - b);
+    const step = Math.max(1, Math.floor(times.length / 200));
+    const points: [number, number][] = [[0, 0]];
+    for (let i = step - 1; i < times.length; i += step) points.push([round3(((times[i] ?? t0) - t0) / 1000), i + 1]);
+    const last = times[times.length - 1];
+    if (last !== undefined && points[points.length - 1]?.[1] !== times.length) points.push([round3((last - t0) / 1000), times.length]);
+    return points;
+  }
+}
+
+/** rssCurve downsamples an attacher's RSS samples to at most ~200 [s, MiB] points. */
+export function rssCurve(attacher: RunningAttacher): Series {
+  const step = Math.max(1, Math.floor(attacher.rss.length / 200));
+  return attacher.rss.filter((_, i) => i % step === 0).map((s) => [round3(s.t / 1000), round3(s.rssBytes / 1048576)] as const);
+}
+
+/** settleRss waits `ms`, sampling, and returns the median RSS in MiB of the last second. */
+export async function settleRss(attacher: RunningAttacher, ms: number): Promise<number> {
+  const until = performance.now() + ms;
+  const window: number[] = [];
+  while (performance.now() < until) {
+    const rss = attacher.sample();
+    if (until - performance.now() <= 1000) window.push(rss);
+    await Bun.sleep(100);
+  }
+  window.sort((a, b) => a - b);
+  return round3((window[Math.floor(window.length / 2)] ?? attacher.sample()) / 1048576);
+}
+
+export function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

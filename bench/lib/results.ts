@@ -1,0 +1,64 @@
+/** The shape of a benchmark's results, as written to bench/results/<date>.json. */
+import type { AttacherKind } from "./attacher-under-test.ts";
+
+/** MetricSpec describes one number a scenario reports. */
+export interface MetricSpec {
+  readonly name: string;
+  readonly unit: string;
+  /** Which direction is better, so the report can say who won. */
+  readonly better: "lower" | "higher";
+  readonly description: string;
+}
+
+/** Series are [t seconds, value] points for the report's curves. */
+export type Series = readonly (readonly [number, number])[];
+
+/** RunResult is one attacher's run of one scenario in one round. */
+export interface RunResult {
+  readonly kind: AttacherKind;
+  readonly round: number;
+  readonly metrics: Readonly<Record<string, number>>;
+  /** Attached VAs over time since the VAs were created. */
+  readonly attachedCurve?: Series;
+  /** VmRSS in MiB over time since exec. */
+  readonly rssCurve?: Series;
+  /** Sorted latencies in ms, for a CDF. */
+  readonly latenciesMs?: readonly number[];
+}
+
+/** ScenarioResult is every run of one scenario with one set of parameters. */
+export interface ScenarioResult {
+  readonly id: string;
+  readonly title: string;
+  readonly params: Readonly<Record<string, number | string>>;
+  readonly metrics: readonly MetricSpec[];
+  readonly runs: readonly RunResult[];
+  /** Caveats a reader must know, e.g. a flag one side ignores. */
+  readonly notes: readonly string[];
+}
+
+/** MachineFacts describe where the numbers came from. */
+export interface MachineFacts {
+  readonly date: string;
+  readonly hostname: string;
+  readonly cpuModel: string;
+  readonly cores: number;
+  readonly memoryGiB: number;
+  readonly kernel: string;
+  readonly bunVersion: string;
+  readonly goAttacher: string;
+  readonly oursBinary: string;
+  readonly oursCommit: string;
+  readonly kubeApiserver: string;
+  readonly oursHonoursQps: boolean;
+  readonly driverLatencyMs: number;
+  readonly mode: string;
+  readonly rounds: number;
+  readonly wallSeconds: number;
+}
+
+/** BenchResults is the whole file. */
+export interface BenchResults {
+  readonly machine: MachineFacts;
+  readonly scenarios: readonly ScenarioResult[];
+}

@@ -1,0 +1,69 @@
+/**
+ * The three sizes of the benchmark. `full` is what the committed report
+ * shows; `quick` fits in about three minutes; `smoke` only proves the
+ * harness works end to end for both attachers (CI), and its numbers mean
+ * nothing.
+ */
+import type { AttacherLimits } from "./lib/bench-context.ts";
+import type { ColdStartParams } from "./scenarios/cold-start.ts";
+import type { FairnessParams } from "./scenarios/fairness.ts";
+import type { LatencyParams } from "./scenarios/latency.ts";
+import type { MemoryParams } from "./scenarios/memory.ts";
+import type { ThroughputParams } from "./scenarios/throughput.ts";
+
+export type ModeName = "full" | "quick" | "smoke";
+
+/** upstream's defaults, which throttle everything */
+const defaultLimits = { qps: 5, burst: 10 } as const;
+/** limits high enough that the API client is not the bottleneck */
+const highLimits = { qps: 1000, burst: 2000 } as const;
+
+/** Mode lists the scenarios of one size; an absent scenario is skipped. */
+export interface Mode {
+  readonly rounds: number;
+  readonly idle: AttacherLimits;
+  readonly throughput: readonly ThroughputParams[];
+  readonly coldStart?: ColdStartParams;
+  readonly memory?: MemoryParams;
+  readonly latency?: LatencyParams;
+  readonly fairness?: FairnessParams;
+}
+
+export const modes: Record<ModeName, Mode> = {
+  full: {
+    rounds: 3,
+    idle: { workers: 10, ...highLimits },
+    throughput: [
+      { volumes: 1000, workers: 10, ...highLimits },
+      { volumes: 1000, workers: 100, ...highLimits },
+      // ~3 writes per attach and 2 per detach at 5 writes/s: ~50 s a run.
+      { volumes: 50, workers: 10, ...defaultLimits },
+      { volumes: 50, workers: 100, ...defaultLimits },
+    ],
+    coldStart: { waiting: 100, workers: 10, ...highLimits },
+    memory: { foreignPvs: 10_000, ownVas: 1000, workers: 100, ...highLimits },
+    latency: { perSecond: 20, seconds: 30, workers: 10, ...highLimits },
+    fairness: { backlog: 200, slowMs: 2000, workers: 10, ...highLimits },
+  },
+  quick: {
+    rounds: 2,
+    idle: { workers: 10, ...highLimits },
+    throughput: [
+      { volumes: 200, workers: 10, ...highLimits },
+      { volumes: 200, workers: 100, ...highLimits },
+    ],
+    coldStart: { waiting: 100, workers: 10, ...highLimits },
+    memory: { foreignPvs: 2000, ownVas: 200, workers: 100, ...highLimits },
+    // No fairness run: it would push quick past three minutes on a busy machine.
+    latency: { perSecond: 20, seconds: 5, workers: 10, ...highLimits },
+  },
+  smoke: {
+    rounds: 1,
+    idle: { workers: 10, ...highLimits },
+    throughput: [{ volumes: 10, workers: 10, ...highLimits }],
+    coldStart: { waiting: 5, workers: 10, ...highLimits },
+    memory: { foreignPvs: 20, ownVas: 10, workers: 10, ...highLimits },
+    latency: { perSecond: 10, seconds: 1, workers: 10, ...highLimits },
+    fairness: { backlog: 4, slowMs: 200, workers: 2, ...highLimits },
+  },
+};

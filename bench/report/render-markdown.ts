@@ -1,0 +1,49 @@
+/** The markdown summary: machine facts and the ratio table, linking the HTML report. */
+import { summarize } from "../lib/ratios.ts";
+import type { BenchResults } from "../lib/results.ts";
+
+/** formatNumber keeps 3 significant digits; NaN shows as a dash. */
+export function formatNumber(x: number): string {
+  if (!Number.isFinite(x)) return "–";
+  if (Math.abs(x) >= 100) return String(Math.round(x));
+  return String(Number(x.toPrecision(3)));
+}
+
+/** verdict says whether ours/go is a win for ours, given which direction is better. */
+export function verdict(ratio: number, better: "lower" | "higher"): string {
+  if (!Number.isFinite(ratio)) return "";
+  const win = better === "lower" ? ratio < 0.95 : ratio > 1.05;
+  const loss = better === "lower" ? ratio > 1.05 : ratio < 0.95;
+  return win ? "ours better" : loss ? "Go better" : "even";
+}
+
+/** machineLines lists the facts every report carries. */
+export function machineLines(results: BenchResults): [string, string][] {
+  const m = results.machine;
+  return [
+    ["date", m.date],
+    ["mode / rounds", `${m.mode} / ${m.rounds} (A B per round: ours then Go)`],
+    ["machine", `${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, Linux ${m.kernel} (shared with other work)`],
+    ["Bun", m.bunVersion],
+    ["ours", `${m.oursBinary} @ ${m.oursCommit}; honours --kube-api-qps: ${m.oursHonoursQps ? "yes" : "no"}`],
+    ["Go attacher", m.goAttacher],
+    ["test ground", `${m.kubeApiserver} + etcd; fake CSI driver (publish/unpublish latency ${m.driverLatencyMs} ms)`],
+    ["wall time", `${m.wallSeconds} s`],
+  ];
+}
+
+export function renderMarkdown(results: BenchResults, htmlName: string): string {
+  const lines: string[] = [`# Benchmark: bun-csi-attacher vs Go csi-attacher (${results.machine.mode})`, "", `Full report with curves: [${htmlName}](${htmlName})`, ""];
+  for (const [k, v] of machineLines(results)) lines.push(`- **${k}**: ${v}`);
+  lines.push("", "Ratio = median over rounds of ours/Go, each round's pair run back to back.", "");
+  lines.push("| scenario | metric | ours | Go | ours/Go | |", "|---|---|---:|---:|---:|---|");
+  for (const scenario of results.scenarios) {
+    for (const row of summarize(scenario)) {
+      lines.push(`| ${scenario.title} | ${row.metric} (${row.unit}, ${row.better} is better) | ${formatNumber(row.ours)} | ${formatNumber(row.go)} | ${formatNumber(row.ratio)} | ${verdict(row.ratio, row.better)} |`);
+    }
+  }
+  const notes = results.scenarios.flatMap((s) => s.notes.map((n) => `- ${s.title}: ${n}`));
+  if (notes.length > 0) lines.push("", "Notes:", "", ...notes);
+  lines.push("");
+  return lines.join("\n");
+}

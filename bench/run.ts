@@ -1,0 +1,238 @@
+/**
+ * The benchmark: our attacher against upstream's Go csi-attacher v4.13.0,
+ * in turn (A B A B) on one kube-apiserver + etcd and one CSI driver, same
+ * flags, several rounds. Writes <out>/<date>.json, .html and .md.
+ *
+ *   bun run bench                       full run, report under bench/results/
+ *   bun run bench:quick                 about 3 minutes, report under bench/results/scratch/
+ *   bun run bench:smoke                 tiny N: proves the harness works (CI); asserts no speed
+ *   bun run bench/run.ts --help         every option
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ensureComponents } from "../test/cluster/components.ts";
+import type { AttacherBinary, AttacherKind } from "./lib/attacher-under-test.ts";
+import { BenchContext } from "./lib/bench-context.ts";
+import { createForeignPvs, startBenchGround } from "./lib/bench-ground.ts";
+import { commandOutput, hostFacts } from "./lib/machine-facts.ts";
+import { note, progress } from "./lib/progress.ts";
+import { summarize } from "./lib/ratios.ts";
+import type { BenchResults, MetricSpec, RunResult, ScenarioResult } from "./lib/results.ts";
+import { VaWatch } from "./lib/va-watch.ts";
+import { modes, type ModeName } from "./modes.ts";
+import { renderHtml } from "./report/render-html.ts";
+import { formatNumber, renderMarkdown } from "./report/render-markdown.ts";
+import { coldStartMetrics, runColdStart } from "./scenarios/cold-start.ts";
+import { fairnessMetrics, runFairness } from "./scenarios/fairness.ts";
+import { latencyMetrics, runLatency } from "./scenarios/latency.ts";
+import { idleMetrics, memoryMetrics, runIdle, runMemory } from "./scenarios/memory.ts";
+import { runThroughput, throughputMetrics } from "./scenarios/throughput.ts";
+
+const repoRoot = resolve(import.meta.dir, "..");
+const usage = `usage: bun run bench/run.ts [options]
+  --mode full|quick|smoke   size of the run (default full)
+  --go-attacher PATH        upstream csi-attacher binary (default: built by bench/build-go-attacher.sh)
+  --ours PATH               our binary (default: build dist/csi-attacher from this tree)
+  --rounds N                rounds per scenario (default: the mode's)
+  --driver-latency-ms N     publish/unpublish latency of the driver (default 0)
+  --only a,b                only these scenarios: idle,throughput,cold-start,memory,latency,fairness
+  --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
+  --out DIR                 where reports go (default bench/results, quick/smoke: bench/results/scratch)
+  -v N                      attacher verbosity for both (default 2; below 2 upstream's ready line is not logged)`;
+
+const { values: opts } = parseArgs({
+  options: {
+    mode: { type: "string", default: "full" },
+    "go-attacher": { type: "string" },
+    ours: { type: "string" },
+    rounds: { type: "string" },
+    "driver-latency-ms": { type: "string", default: "0" },
+    only: { type: "string" },
+    kinds: { type: "string", default: "ours,go" },
+    out: { type: "string" },
+    v: { type: "string", short: "v", default: "2" },
+    help: { type: "boolean", default: false },
+  },
+  strict: true,
+});
+if (opts.help) {
+  console.log(usage);
+  process.exit(0);
+}
+if (!Object.hasOwn(modes, opts.mode)) {
+  console.error(`--mode must be full, quick or smoke, not ${JSON.stringify(opts.mode)}\n${usage}`);
+  process.exit(2);
+}
+const modeName = opts.mode as ModeName;
+const mode = modes[modeName];
+const rounds = opts.rounds === undefined ? mode.rounds : positiveInt("--rounds", opts.rounds);
+const driverLatencyMs = nonNegativeInt("--driver-latency-ms", opts["driver-latency-ms"]);
+const verbosity = nonNegativeInt("-v", opts.v);
+const only = opts.only === undefined ? undefined : new Set(opts.only.split(","));
+const outDir = resolve(opts.out ?? join(repoRoot, "bench/results", modeName === "full" ? "" : "scratch"));
+const wanted = (id: string) => only === undefined || only.has(id);
+const kinds = opts.kinds.split(",").filter((k): k is AttacherKind => k === "ours" || k === "go");
+if (kinds.length === 0) throw new Error(`--kinds must name ours and/or go, not ${JSON.stringify(opts.kinds)}`);
+
+function positiveInt(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a whole number >= 1, not ${JSON.stringify(text)}`);
+  return n;
+}
+function nonNegativeInt(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be a whole number >= 0, not ${JSON.stringify(text)}`);
+  return n;
+}
+
+const wallStart = performance.now();
+note(`mode ${modeName}, ${rounds} round(s), driver latency ${driverLatencyMs} ms`);
+
+// Binaries: the Go build is cached by version; ours is built from this tree
+// unless given, so the report is about the code next to it.
+const components = await ensureComponents();
+const goPath = opts["go-attacher"] ?? (kinds.includes("go") ? buildGoAttacher() : "");
+const oursPath = opts.ours ?? buildOurs();
+const binaries: Record<AttacherKind, AttacherBinary> = { ours: { kind: "ours", path: resolve(oursPath) }, go: { kind: "go", path: resolve(goPath) } };
+for (const binary of kinds.map((k) => binaries[k])) {
+  if (!existsSync(binary.path)) throw new Error(`${binary.kind} attacher binary ${binary.path} does not exist`);
+}
+
+const ground = await startBenchGround(driverLatencyMs);
+const watch = await VaWatch.start(ground.cluster);
+const ctx = new BenchContext(ground, watch, verbosity);
+const scenarios: ScenarioResult[] = [];
+let failures = 0;
+const oursHonoursQps = readFileSync(join(repoRoot, "src/main.ts"), "utf8").includes("createApiThrottle");
+const qpsNote = oursHonoursQps ? [] : ["ours does not honour --kube-api-qps/--kube-api-burst yet (no client-side rate limiter on this branch): it ran unthrottled while Go ran at the given limits"];
+
+/** runScenario runs every round, A then B, and keeps what finished even if a run fails. */
+async function runScenario(
+  id: string,
+  title: string,
+  params: Record<string, number | string>,
+  metrics: readonly MetricSpec[],
+  notes: readonly string[],
+  run: (binary: AttacherBinary, round: number) => Promise<RunResult>,
+): Promise<void> {
+  const runs: RunResult[] = [];
+  const failed: string[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    for (const kind of kinds) {
+      progress(`${title}: round ${round}/${rounds}, ${kind}`, true);
+      try {
+        const result = await run(binaries[kind], round);
+        runs.push(result);
+        note(`${title} r${round} ${kind}: ${Object.entries(result.metrics).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+      } catch (e: unknown) {
+        failures++;
+        const message = e instanceof Error ? e.message : String(e);
+        failed.push(`round ${round} ${kind} failed: ${message.split("\n")[0]}`);
+        note(`${title} r${round} ${kind} FAILED: ${message}`);
+      }
+    }
+  }
+  scenarios.push({ id, title, params, metrics, runs, notes: [...notes, ...failed] });
+}
+
+try {
+  if (wanted("idle")) {
+    await runScenario("idle", "Idle memory", { ...mode.idle }, idleMetrics, [], (b, r) => runIdle(ctx, b, r, mode.idle));
+  }
+  if (wanted("throughput")) {
+    for (const params of mode.throughput) {
+      const limited = params.qps <= 5;
+      await runScenario(
+        `throughput-w${params.workers}-q${params.qps}`,
+        `Throughput, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
+        { ...params, driverLatencyMs },
+        throughputMetrics,
+        limited ? qpsNote : [],
+        (b, r) => runThroughput(ctx, b, r, params),
+      );
+    }
+  }
+  if (wanted("cold-start") && mode.coldStart !== undefined) {
+    const params = mode.coldStart;
+    await runScenario("cold-start", `Cold start, ${params.waiting} VAs waiting`, { ...params }, coldStartMetrics, [], (b, r) => runColdStart(ctx, b, r, params));
+  }
+  if (wanted("memory") && mode.memory !== undefined) {
+    const params = mode.memory;
+    progress(`creating ${params.foreignPvs} foreign PVs`, true);
+    await createForeignPvs(ground.admin, 0, params.foreignPvs);
+    await runScenario(
+      "memory",
+      `Memory, ${params.foreignPvs} foreign PVs + ${params.ownVas} own VAs`,
+      { ...params },
+      memoryMetrics,
+      [],
+      (b, r) => runMemory(ctx, b, r, params),
+    );
+  }
+  if (wanted("latency") && mode.latency !== undefined) {
+    const params = mode.latency;
+    await runScenario("latency", `Latency at ${params.perSecond} VA/s for ${params.seconds} s`, { ...params, driverLatencyMs }, latencyMetrics, [], (b, r) => runLatency(ctx, b, r, params));
+  }
+  if (wanted("fairness") && mode.fairness !== undefined) {
+    const params = mode.fairness;
+    await runScenario(
+      "fairness",
+      `Fairness: new attach behind ${params.backlog} detaches, driver ${params.slowMs} ms`,
+      { ...params },
+      fairnessMetrics,
+      [],
+      (b, r) => runFairness(ctx, b, r, params, driverLatencyMs),
+    );
+  }
+} finally {
+  await watch.stop();
+  await ground.stop();
+}
+
+const date = new Date().toISOString();
+const results: BenchResults = {
+  machine: {
+    date,
+    ...hostFacts(),
+    goAttacher: kinds.includes("go") ? `${commandOutput([binaries.go.path, "--version"]).split("\n")[0] ?? ""} (${binaries.go.path})` : "not run",
+    oursBinary: binaries.ours.path,
+    oursCommit: commandOutput(["git", "describe", "--always", "--dirty"], repoRoot),
+    kubeApiserver: components.kubeApiserver.split("/").pop() ?? components.kubeApiserver,
+    oursHonoursQps,
+    driverLatencyMs,
+    mode: modeName,
+    rounds,
+    wallSeconds: Math.round((performance.now() - wallStart) / 1000),
+  },
+  scenarios,
+};
+mkdirSync(outDir, { recursive: true });
+const stem = join(outDir, date.slice(0, 16).replace(":", ""));
+writeFileSync(`${stem}.json`, `${JSON.stringify(results, null, 1)}\n`);
+writeFileSync(`${stem}.html`, renderHtml(results));
+writeFileSync(`${stem}.md`, renderMarkdown(results, `${stem.split("/").pop() ?? "report"}.html`));
+note(`wrote ${stem}.json, .html and .md in ${results.machine.wallSeconds} s`);
+for (const scenario of scenarios) {
+  for (const row of summarize(scenario)) note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}`);
+}
+if (failures > 0) {
+  note(`${failures} run(s) failed; see the notes in the report and the attacher logs in ${ground.logDir}`);
+  process.exit(1);
+}
+// The attachers' logs only matter when something failed.
+rmSync(ground.logDir, { recursive: true, force: true });
+
+function buildGoAttacher(): string {
+  note("building (or finding cached) upstream csi-attacher");
+  const out = Bun.spawnSync(["bash", join(import.meta.dir, "build-go-attacher.sh")], { stdout: "pipe", stderr: "inherit" });
+  if (out.exitCode !== 0) throw new Error(`bench/build-go-attacher.sh exited with ${out.exitCode}`);
+  return out.stdout.toString().trim();
+}
+
+function buildOurs(): string {
+  note("building dist/csi-attacher from this tree");
+  const out = Bun.spawnSync([process.execPath, "run", "scripts/build.ts"], { cwd: repoRoot, stdout: "inherit", stderr: "inherit" });
+  if (out.exitCode !== 0) throw new Error(`scripts/build.ts exited with ${out.exitCode}`);
+  return join(repoRoot, "dist/csi-attacher");
+}

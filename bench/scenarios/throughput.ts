@@ -1,0 +1,62 @@
+/**
+ * Scenario 1, throughput (and 5, CPU): N VAs created at once; time until all
+ * are attached; then all deleted; time until all are gone. CPU is the
+ * attacher's user+sys over the whole cycle, per 1,000 attach+detach cycles.
+ */
+import type { AttacherBinary } from "../lib/attacher-under-test.ts";
+import { rssCurve, round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
+import { createVas, prepareOwnPvs } from "../lib/bench-ground.ts";
+import type { MetricSpec, RunResult } from "../lib/results.ts";
+
+/** ThroughputParams is one cell of the throughput matrix. */
+export interface ThroughputParams extends AttacherLimits {
+  readonly volumes: number;
+}
+
+export const throughputMetrics: readonly MetricSpec[] = [
+  { name: "attachPerSecond", unit: "VA/s", better: "higher", description: "VAs attached per second, from the first create to the last attached" },
+  { name: "attachSeconds", unit: "s", better: "lower", description: "first create to last VA attached" },
+  { name: "detachSeconds", unit: "s", better: "lower", description: "first delete to last VA gone" },
+  { name: "cpuSecondsPer1000", unit: "CPU s", better: "lower", description: "attacher user+sys CPU per 1,000 attach+detach cycles" },
+  { name: "peakRssMiB", unit: "MiB", better: "lower", description: "VmHWM at the end of the run" },
+  { name: "readyMs", unit: "ms", better: "lower", description: "exec to ready (no VAs waiting)" },
+];
+
+/** runThroughput runs one attacher through one create-all/delete-all cycle. */
+export async function runThroughput(ctx: BenchContext, binary: AttacherBinary, round: number, params: ThroughputParams): Promise<RunResult> {
+  const label = `tp-w${params.workers}-q${params.qps}-r${round}`;
+  await prepareOwnPvs(ctx.ground.admin, params.volumes, ctx.ownPvs);
+  await ctx.ground.driver.control.clearCalls();
+  const attacher = ctx.start(binary, label, params);
+  try {
+    const readyMs = await attacher.waitReady();
+    ctx.watch.forget();
+    const cpuStart = attacher.cpuSeconds();
+    const t0 = performance.now();
+    // Throughput at the default limits is ~1-2 VA/s: give it time.
+    const timeoutMs = 120_000 + (params.volumes * 4_000) / Math.min(params.qps, 50);
+    const names = await createVas(ctx.ground.admin, `${label}-${binary.kind}`, params.volumes);
+    const status = () => `${label} ${binary.kind}: attached ${ctx.watch.countAttached(names)}/${names.length}`;
+    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === names.length, status, timeoutMs, attacher);
+    const attachedAt = Math.max(...names.map((n) => ctx.watch.attachedAt.get(n) ?? t0));
+    const detachMs = await ctx.cleanUp(names, attacher, `${label} ${binary.kind}`, timeoutMs);
+    const cpu = attacher.cpuSeconds() - cpuStart;
+    const attachSeconds = (attachedAt - t0) / 1000;
+    return {
+      kind: binary.kind,
+      round,
+      metrics: {
+        attachPerSecond: round3(params.volumes / attachSeconds),
+        attachSeconds: round3(attachSeconds),
+        detachSeconds: round3(detachMs / 1000),
+        cpuSecondsPer1000: round3((cpu * 1000) / params.volumes),
+        peakRssMiB: round3(attacher.hwmBytes() / 1048576),
+        readyMs: Math.round(readyMs),
+      },
+      attachedCurve: ctx.attachedCurve(names, t0),
+      rssCurve: rssCurve(attacher),
+    };
+  } finally {
+    await attacher.stop();
+  }
+}
