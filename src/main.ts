@@ -10,6 +10,7 @@ import { slimPersistentVolume, slimVolumeAttachment } from "./controller/foreign
 import type { Handler } from "./controller/handler";
 import { inTreePluginForDriver } from "./controller/migration/in-tree-plugins";
 import { Reconciler } from "./controller/reconciler";
+import { vaQueueLanes } from "./controller/va-lanes";
 import { TrivialHandler } from "./controller/trivial-handler";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
@@ -259,16 +260,17 @@ async function runAttacher(
     handler = new TrivialHandler(writer, log);
   }
 
-  const newQueue = (name: string) => {
+  const newQueue = (name: string, lanes?: ReturnType<typeof vaQueueLanes>) => {
     const queue = new WorkQueue<string>({
       name,
+      ...(lanes === undefined ? {} : { lanes }),
       rateLimiter: new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs }),
       ...(metrics === undefined ? {} : { metrics: metrics.workQueueMetrics(name) }),
     });
     metrics?.watchQueue(queue);
     return queue;
   };
-  const vaQueue = newQueue("csi-attacher-va");
+  const vaQueue = newQueue("csi-attacher-va", vaQueueLanes(vas));
   const pvQueue = newQueue("csi-attacher-pv");
   const controller = new AttachController({ driverName: driver.name, handler, vas, pvs, vaQueue, pvQueue, log });
   new BacklogWarning({ queues: [vaQueue, pvQueue], log }).run(signal);

@@ -1,5 +1,6 @@
 import { type Clock, realClock } from "./clock.ts";
 import { Fifo } from "./fifo.ts";
+import { LaneFifo } from "./lane-fifo.ts";
 import { noopWorkQueueMetrics, type WorkQueueMetrics } from "./metrics.ts";
 import { ItemExponentialFailureRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 import { WaitingList } from "./waiting-list.ts";
@@ -14,6 +15,12 @@ export interface WorkQueueOptions<T> {
   clock?: Clock;
   /** Receives add/get/done/retry events. Default: {@link noopWorkQueueMetrics}. */
   metrics?: WorkQueueMetrics;
+  /**
+   * Splits the queue into lanes served in turn (see {@link LaneFifo}):
+   * `count` lanes, and `of(item)` the lane of an item as it is queued.
+   * Default: one lane, client-go's plain FIFO.
+   */
+  lanes?: { readonly count: number; readonly of: (item: T) => number };
 }
 
 interface ResolvedWorkQueueOptions<T> {
@@ -21,6 +28,7 @@ interface ResolvedWorkQueueOptions<T> {
   rateLimiter: RateLimiter<T>;
   clock: Clock;
   metrics: WorkQueueMetrics;
+  lanes: { readonly count: number; readonly of: (item: T) => number };
 }
 
 function resolveWorkQueueOptions<T>(options: WorkQueueOptions<T>): ResolvedWorkQueueOptions<T> {
@@ -29,6 +37,7 @@ function resolveWorkQueueOptions<T>(options: WorkQueueOptions<T>): ResolvedWorkQ
     rateLimiter: options.rateLimiter ?? new ItemExponentialFailureRateLimiter<T>(),
     clock: options.clock ?? realClock,
     metrics: options.metrics ?? noopWorkQueueMetrics,
+    lanes: options.lanes ?? { count: 1, of: () => 0 },
   };
 }
 
@@ -39,7 +48,7 @@ export type WorkQueueGetResult<T> = { item: T; shutdown: false } | { shutdown: t
  * WorkQueue is client-go's rate-limited, delaying work queue with a promise
  * in place of the condition variable. Workers loop on `get`, process the
  * item, and always call `done`. Guarantees (from client-go `queue.go`):
- * items come out in FIFO order; an item is never handed to two workers at
+ * items come out in FIFO order (within a lane, see `lanes`); an item is never handed to two workers at
  * once; adding an item that is already queued is a no-op; adding an item
  * that is being processed makes it come out once more after `done`.
  * Items are told apart as `Map` keys are (SameValueZero), so use strings
@@ -58,7 +67,7 @@ export class WorkQueue<T = string> {
   //   an item in dirty but not in queue is in processing, and goes back
   //   into queue when its worker calls done.
   /** The order items are handed out in. Every item here is also in `dirty` and not in `processing`. */
-  private readonly queue = new Fifo<T>();
+  private readonly queue: LaneFifo<T>;
   /**
    * Items that need processing. An item leaves `dirty` when a worker takes
    * it, so an add during processing lands here (and only here) and makes
@@ -94,6 +103,7 @@ export class WorkQueue<T = string> {
     this.rateLimiter = resolved.rateLimiter;
     this.clock = resolved.clock;
     this.metrics = resolved.metrics;
+    this.queue = new LaneFifo<T>(resolved.lanes.count, resolved.lanes.of);
     this.waiting = new WaitingList<T>(this.clock, (item) => this.add(item));
   }
 
