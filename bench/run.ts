@@ -92,7 +92,7 @@ if (unknownScenario !== undefined) {
 if (driverKind === "mock") {
   const refused = onlyNames?.filter((id) => !mockScenarios.includes(id)) ?? [];
   if (refused.length > 0) {
-    console.error(`--driver mock runs only ${mockScenarios.join(", ")}; ${refused.join(", ")} need the fault driver (its latency or its volumes); drop them from --only`);
+    console.error(`--driver mock runs only ${mockScenarios.join(", ")}; drop ${refused.join(", ")} from --only: those scenarios need the fault driver (its scripted latency, or volumes it publishes without CreateVolume)`);
     process.exit(2);
   }
   if (opts["driver-latency-ms"] !== "0") {
