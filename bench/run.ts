@@ -18,7 +18,8 @@ import { createForeignPvs, startBenchGround } from "./lib/bench-ground.ts";
 import { commandOutput, hostFacts } from "./lib/machine-facts.ts";
 import { note, progress } from "./lib/progress.ts";
 import { summarize } from "./lib/ratios.ts";
-import type { BenchResults, MetricSpec, RunResult, ScenarioResult } from "./lib/results.ts";
+import { summarizeLimit } from "./lib/limit-ratios.ts";
+import type { BenchResults, LimitRun, MetricSpec, RunResult, ScenarioResult } from "./lib/results.ts";
 import { VaWatch } from "./lib/va-watch.ts";
 import { modes, type ModeName } from "./modes.ts";
 import { renderHtml } from "./report/render-html.ts";
@@ -26,6 +27,7 @@ import { formatNumber, renderMarkdown } from "./report/render-markdown.ts";
 import { coldStartMetrics, runColdStart } from "./scenarios/cold-start.ts";
 import { fairnessMetrics, runFairness } from "./scenarios/fairness.ts";
 import { latencyMetrics, runLatency } from "./scenarios/latency.ts";
+import { runLimit } from "./scenarios/limit.ts";
 import { idleMetrics, memoryMetrics, runIdle, runMemory } from "./scenarios/memory.ts";
 import { runThroughput, throughputMetrics } from "./scenarios/throughput.ts";
 
@@ -35,8 +37,11 @@ const usage = `usage: bun run bench/run.ts [options]
   --go-attacher PATH        upstream csi-attacher binary (default: built by bench/build-go-attacher.sh)
   --ours PATH               our binary (default: build dist/csi-attacher from this tree)
   --rounds N                rounds per scenario (default: the mode's)
-  --driver-latency-ms N     publish/unpublish latency of the driver (default 0)
-  --only a,b                only these scenarios: idle,throughput,cold-start,memory,latency,fairness
+  --driver fake|mock        CSI driver: the fault driver (default) or Kubernetes' mock driver
+                            (mock: idle, throughput and limit only)
+  --driver-latency-ms N     publish/unpublish latency of the fault driver (default 0)
+  --only a,b                only these scenarios: idle,throughput,limit,cold-start,memory,latency,fairness
+                            (limit: the bare client next to each throughput cell at high limits)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
   --out DIR                 where reports go (default bench/results, quick/smoke: bench/results/scratch)
   -v N                      attacher verbosity for both (default 2; below 2 upstream's ready line is not logged)`;
@@ -47,6 +52,7 @@ const { values: opts } = parseArgs({
     "go-attacher": { type: "string" },
     ours: { type: "string" },
     rounds: { type: "string" },
+    driver: { type: "string", default: "fake" },
     "driver-latency-ms": { type: "string", default: "0" },
     only: { type: "string" },
     kinds: { type: "string", default: "ours,go" },
@@ -69,9 +75,34 @@ const mode = modes[modeName];
 const rounds = opts.rounds === undefined ? mode.rounds : positiveInt("--rounds", opts.rounds);
 const driverLatencyMs = nonNegativeInt("--driver-latency-ms", opts["driver-latency-ms"]);
 const verbosity = nonNegativeInt("-v", opts.v);
-const only = opts.only === undefined ? undefined : new Set(opts.only.split(","));
+const driverKind = opts.driver;
+if (driverKind !== "fake" && driverKind !== "mock") {
+  console.error(`--driver must be fake or mock, not ${JSON.stringify(driverKind)}\n${usage}`);
+  process.exit(2);
+}
+/** What Kubernetes' mock driver can run: it has no latency to script, and only the throughput scenario is set up for its volumes. */
+const mockScenarios = ["idle", "throughput", "limit"];
+const allScenarios = ["idle", "throughput", "limit", "cold-start", "memory", "latency", "fairness"];
+const onlyNames = opts.only?.split(",");
+const unknownScenario = onlyNames?.find((id) => !allScenarios.includes(id));
+if (unknownScenario !== undefined) {
+  console.error(`--only: no scenario ${JSON.stringify(unknownScenario)}\n${usage}`);
+  process.exit(2);
+}
+if (driverKind === "mock") {
+  const refused = onlyNames?.filter((id) => !mockScenarios.includes(id)) ?? [];
+  if (refused.length > 0) {
+    console.error(`--driver mock runs only ${mockScenarios.join(", ")}; drop ${refused.join(", ")} from --only: those scenarios need the fault driver (its scripted latency, or volumes it publishes without CreateVolume)`);
+    process.exit(2);
+  }
+  if (opts["driver-latency-ms"] !== "0") {
+    console.error("--driver-latency-ms needs the fault driver; Kubernetes' mock driver answers at once");
+    process.exit(2);
+  }
+}
+const only = new Set(onlyNames ?? (driverKind === "mock" ? mockScenarios : allScenarios));
 const outDir = resolve(opts.out ?? join(repoRoot, "bench/results", modeName === "full" ? "" : "scratch"));
-const wanted = (id: string) => only === undefined || only.has(id);
+const wanted = (id: string) => only.has(id);
 const kinds = opts.kinds.split(",").filter((k): k is AttacherKind => k === "ours" || k === "go");
 if (kinds.length === 0) throw new Error(`--kinds must name ours and/or go, not ${JSON.stringify(opts.kinds)}`);
 
@@ -87,7 +118,8 @@ function nonNegativeInt(flag: string, text: string): number {
 }
 
 const wallStart = performance.now();
-note(`mode ${modeName}, ${rounds} round(s), driver latency ${driverLatencyMs} ms`);
+note(`mode ${modeName}, ${rounds} round(s), ${driverKind} driver, driver latency ${driverLatencyMs} ms`);
+if (driverKind === "mock" && onlyNames === undefined) note("--driver mock: running idle, throughput and limit only (the other scenarios need the fault driver)");
 
 // Binaries: the Go build is cached by version; ours is built from this tree
 // unless given, so the report is about the code next to it.
@@ -99,7 +131,7 @@ for (const binary of kinds.map((k) => binaries[k])) {
   if (!existsSync(binary.path)) throw new Error(`${binary.kind} attacher binary ${binary.path} does not exist`);
 }
 
-const ground = await startBenchGround(driverLatencyMs);
+const ground = await startBenchGround(driverKind, driverLatencyMs, components.mockCsiDriver);
 const watch = await VaWatch.start(ground.cluster);
 const ctx = new BenchContext(ground, watch, verbosity);
 const scenarios: ScenarioResult[] = [];
@@ -107,7 +139,10 @@ let failures = 0;
 const oursHonoursQps = readFileSync(join(repoRoot, "src/main.ts"), "utf8").includes("createApiThrottle");
 const qpsNote = oursHonoursQps ? [] : ["ours does not honour --kube-api-qps/--kube-api-burst yet (no client-side rate limiter on this branch): it ran unthrottled while Go ran at the given limits"];
 
-/** runScenario runs every round, A then B, and keeps what finished even if a run fails. */
+/**
+ * runScenario runs every round, A then B (then the bare client, when
+ * `limit` is given), and keeps what finished even if a run fails.
+ */
 async function runScenario(
   id: string,
   title: string,
@@ -115,11 +150,13 @@ async function runScenario(
   metrics: readonly MetricSpec[],
   notes: readonly string[],
   run: (binary: AttacherBinary, round: number) => Promise<RunResult>,
+  options: { attachers?: boolean; limit?: (round: number) => Promise<LimitRun> } = {},
 ): Promise<void> {
   const runs: RunResult[] = [];
+  const limitRuns: LimitRun[] = [];
   const failed: string[] = [];
   for (let round = 1; round <= rounds; round++) {
-    for (const kind of kinds) {
+    for (const kind of options.attachers === false ? [] : kinds) {
       progress(`${title}: round ${round}/${rounds}, ${kind}`, true);
       try {
         const result = await run(binaries[kind], round);
@@ -132,24 +169,42 @@ async function runScenario(
         note(`${title} r${round} ${kind} FAILED: ${message}`);
       }
     }
+    if (options.limit !== undefined) {
+      progress(`${title}: round ${round}/${rounds}, bare-client limit`, true);
+      try {
+        const result = await options.limit(round);
+        limitRuns.push(result);
+        note(`${title} r${round} limit: ${Object.entries(result.metrics).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+      } catch (e: unknown) {
+        failures++;
+        const message = e instanceof Error ? e.message : String(e);
+        failed.push(`round ${round} limit failed: ${message.split("\n")[0]}`);
+        note(`${title} r${round} limit FAILED: ${message}`);
+      }
+    }
   }
-  scenarios.push({ id, title, params, metrics, runs, notes: [...notes, ...failed] });
+  scenarios.push({ id, title, params, metrics, runs, notes: [...notes, ...failed], ...(options.limit === undefined ? {} : { limitRuns }) });
 }
 
 try {
   if (wanted("idle")) {
     await runScenario("idle", "Idle memory", { ...mode.idle }, idleMetrics, [], (b, r) => runIdle(ctx, b, r, mode.idle));
   }
-  if (wanted("throughput")) {
+  if (wanted("throughput") || wanted("limit")) {
     for (const params of mode.throughput) {
       const limited = params.qps <= 5;
+      // The bare client is not throttled: next to a cell at upstream's
+      // default limits it would measure the throttle, not the machine.
+      const withLimit = wanted("limit") && !limited;
+      if (!wanted("throughput") && !withLimit) continue;
       await runScenario(
         `throughput-w${params.workers}-q${params.qps}`,
         `Throughput, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
-        { ...params, driverLatencyMs },
+        { ...params, driverLatencyMs, driver: driverKind },
         throughputMetrics,
         limited ? qpsNote : [],
         (b, r) => runThroughput(ctx, b, r, params),
+        { attachers: wanted("throughput"), ...(withLimit ? { limit: (r: number) => runLimit(ctx, r, params) } : {}) },
       );
     }
   }
@@ -201,6 +256,7 @@ const results: BenchResults = {
     kubeApiserver: components.kubeApiserver.split("/").pop() ?? components.kubeApiserver,
     oursHonoursQps,
     driverLatencyMs,
+    driver: driverKind,
     mode: modeName,
     rounds,
     wallSeconds: Math.round((performance.now() - wallStart) / 1000),
@@ -215,6 +271,8 @@ writeFileSync(`${stem}.md`, renderMarkdown(results, `${stem.split("/").pop() ?? 
 note(`wrote ${stem}.json, .html and .md in ${results.machine.wallSeconds} s`);
 for (const scenario of scenarios) {
   for (const row of summarize(scenario)) note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}`);
+  const limit = summarizeLimit(scenario);
+  if (limit !== undefined) note(`${scenario.id} limit: ${formatNumber(limit.limit)} VA/s, ours/limit ${formatNumber(limit.oursOverLimit)}, go/limit ${formatNumber(limit.goOverLimit)}`);
 }
 if (failures > 0) {
   note(`${failures} run(s) failed; see the notes in the report and the attacher logs in ${ground.logDir}`);

@@ -35,7 +35,7 @@ export class BenchContext {
   start(binary: AttacherBinary, label: string, limits: AttacherLimits): RunningAttacher {
     return startAttacher(binary, {
       kubeconfig: this.ground.cluster.kubeconfigPath,
-      csiSocket: this.ground.driver.csiSocket,
+      csiSocket: this.ground.csiSocket,
       logDir: this.ground.logDir,
       logName: `${label}-${binary.kind}`,
       args: [`--worker-threads=${limits.workers}`, `--kube-api-qps=${limits.qps}`, `--kube-api-burst=${limits.burst}`, `-v=${this.verbosity}`],

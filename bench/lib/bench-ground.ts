@@ -1,15 +1,17 @@
 /**
  * The ground every attacher runs on in turn: one kube-apiserver + etcd
- * (test/cluster), one fault-injecting CSI driver with a configurable
- * publish/unpublish latency, CSINodes, and helpers that create and remove
- * PVs and VAs in bulk.
+ * (test/cluster), one CSI driver (the fault-injecting one with a
+ * configurable publish/unpublish latency, or Kubernetes' mock driver),
+ * CSINodes, and helpers that create and remove PVs and VAs in bulk.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminApiError, AdminClient, isNotFound, type KubeObject } from "../../test/cluster/admin-client.ts";
+import { startMockCsiDriver } from "../../test/cluster/mock-csi-driver.ts";
 import { startTestCluster, type TestCluster } from "../../test/cluster/test-cluster.ts";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../../test/drivers/fake-csi-driver/launch.ts";
+import { csiTestClient } from "../../test/e2e/support/csi-test-client.ts";
 import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/e2e/support/objects.ts";
 
 /** The driver both attachers serve. */
@@ -23,36 +25,97 @@ export const benchNodes = ["bench-node-a", "bench-node-b", "bench-node-c", "benc
 /** Requests the bench client keeps in flight when creating or deleting in bulk. */
 const bulkConcurrency = 32;
 
+/** DriverKind: the fault driver (test/drivers/fake-csi-driver) or Kubernetes' mock driver. */
+export type DriverKind = "fake" | "mock";
+
 /** BenchGround is the running cluster and driver. */
 export interface BenchGround {
   readonly cluster: TestCluster;
   readonly admin: AdminClient;
-  readonly driver: FakeCsiDriver;
+  readonly driverKind: DriverKind;
+  /** The CSI socket the attachers are given. */
+  readonly csiSocket: string;
+  /** The fault driver, when it is the one running; scenarios that script it need it. */
+  readonly fake: FakeCsiDriver | undefined;
   /** Directory for attacher logs. */
   readonly logDir: string;
+  /** nodeId is the ID the driver registered on `node` (its CSINode entry). */
+  nodeId(node: string): string;
+  /** volumeHandle is the driver's ID of own volume `i`, created in the driver first where it must exist. */
+  volumeHandle(i: number): Promise<string>;
   stop(): Promise<void>;
 }
 
-/** startBenchGround starts the cluster and the driver and registers the driver on every node. */
-export async function startBenchGround(driverLatencyMs: number): Promise<BenchGround> {
+/**
+ * startBenchGround starts the cluster and the driver and registers the
+ * driver on every node. Kubernetes' mock driver accepts one node ID only (its
+ * name) and publishes only volumes it created, so under it every CSINode
+ * carries that ID and own volumes are made with CreateVolume.
+ */
+export async function startBenchGround(driverKind: DriverKind, driverLatencyMs: number, mockDriverBinary: string): Promise<BenchGround> {
   const cluster = await startTestCluster();
   const admin = new AdminClient(cluster);
   const logDir = mkdtempSync(join(tmpdir(), "bench-logs-"));
-  const driver = await launchFakeCsiDriver({ config: { name: benchDriverName } });
-  await setDriverLatency(driver, driverLatencyMs);
+  const ground = driverKind === "fake" ? await fakeGround(driverLatencyMs) : await mockGround(mockDriverBinary, logDir);
   for (const node of benchNodes) {
-    await admin.create(paths.csiNodes, csiNode(node, [{ name: benchDriverName, nodeID: `${node}-id` }]));
+    await admin.create(paths.csiNodes, csiNode(node, [{ name: benchDriverName, nodeID: ground.nodeId(node) }]));
   }
   return {
     cluster,
     admin,
-    driver,
+    driverKind,
     logDir,
+    ...ground,
     async stop() {
-      await driver[Symbol.asyncDispose]();
+      await ground.stopDriver();
       await cluster.stop();
     },
   };
+}
+
+type DriverPart = Pick<BenchGround, "csiSocket" | "fake" | "nodeId" | "volumeHandle"> & { stopDriver(): Promise<void> };
+
+async function fakeGround(driverLatencyMs: number): Promise<DriverPart> {
+  const driver = await launchFakeCsiDriver({ config: { name: benchDriverName } });
+  await setDriverLatency(driver, driverLatencyMs);
+  return {
+    csiSocket: driver.csiSocket,
+    fake: driver,
+    nodeId: (node) => `${node}-id`,
+    // The fault driver publishes any volume ID.
+    volumeHandle: (i) => Promise.resolve(`vol-${i}`),
+    async stopDriver() {
+      await driver[Symbol.asyncDispose]();
+    },
+  };
+}
+
+async function mockGround(binary: string, logDir: string): Promise<DriverPart> {
+  const driver = await startMockCsiDriver({ binary, dir: logDir, name: benchDriverName });
+  const client = csiTestClient(driver.socket);
+  const handles = new Map<number, string>();
+  return {
+    csiSocket: driver.socket,
+    fake: undefined,
+    nodeId: () => driver.nodeId,
+    async volumeHandle(i) {
+      const known = handles.get(i);
+      if (known !== undefined) return known;
+      // The mock numbers volumes itself ("1", "2", ...); CreateVolume of an existing name returns the same volume.
+      const created = await client.createVolume({ name: `bench-vol-${i}`, volumeCapabilities: [{ accessType: { case: "mount", value: {} }, accessMode: { mode: 1 } }] });
+      const id = created.volume?.volumeId;
+      if (id === undefined || id === "") throw new Error(`mock CSI driver returned no volume ID for CreateVolume bench-vol-${i}`);
+      handles.set(i, id);
+      return id;
+    },
+    stopDriver: () => driver.stop(),
+  };
+}
+
+/** fakeDriverOf returns the fault driver, or says which scenario cannot run on another driver. */
+export function fakeDriverOf(ground: BenchGround, scenario: string): FakeCsiDriver {
+  if (ground.fake === undefined) throw new Error(`${scenario} scripts the fault driver's latency; it cannot run with --driver ${ground.driverKind}`);
+  return ground.fake;
 }
 
 /** setDriverLatency makes every ControllerPublish/Unpublish take `ms` before it answers (0: at once). */
@@ -86,11 +149,13 @@ export const vaName = (batch: string, i: number) => `${batch}-${String(i).padSta
  * without this every run after the first would skip the PV writes the first
  * one paid for. PVs themselves are reused by every run.
  */
-export async function prepareOwnPvs(admin: AdminClient, count: number, existing: { count: number }): Promise<void> {
+export async function prepareOwnPvs(ground: BenchGround, count: number, existing: { count: number }): Promise<void> {
+  const { admin } = ground;
   if (count > existing.count) {
     const indexes = Array.from({ length: count - existing.count }, (_, k) => existing.count + k);
     await forEachLimited(indexes, bulkConcurrency, async (i) => {
-      await createIgnoringExisting(admin, paths.persistentVolumes, persistentVolume(ownPvName(i), { driver: benchDriverName, volumeHandle: `vol-${i}` }));
+      const volumeHandle = await ground.volumeHandle(i);
+      await createIgnoringExisting(admin, paths.persistentVolumes, persistentVolume(ownPvName(i), { driver: benchDriverName, volumeHandle }));
     });
     existing.count = count;
   }
@@ -113,34 +178,37 @@ export async function createForeignPvs(admin: AdminClient, offset: number, count
   });
 }
 
+/** vaNode is the node VA `i` of a batch (and own PV `i`) is attached to. */
+export const vaNode = (i: number): string => benchNodes[i % benchNodes.length] ?? benchNodes[0];
+
 /**
  * createVas creates VAs `batch-0..count-1` for own PVs 0..count-1, spread
- * over the nodes, and returns their names. `onCreated` sees each creation time.
+ * over the nodes, and returns their names. `onCreated` sees each creation
+ * time and the VA's index.
  */
-export async function createVas(admin: AdminClient, batch: string, count: number, onCreated?: (name: string, at: number) => void): Promise<string[]> {
+export async function createVas(admin: AdminClient, batch: string, count: number, onCreated?: (name: string, at: number, index: number) => void): Promise<string[]> {
   const names = Array.from({ length: count }, (_, i) => vaName(batch, i));
   await forEachLimited(names, bulkConcurrency, async (name, i) => {
-    const node = benchNodes[i % benchNodes.length] ?? benchNodes[0];
-    await admin.create(paths.volumeAttachments, volumeAttachment(name, benchDriverName, node, ownPvName(i)));
-    onCreated?.(name, performance.now());
+    await admin.create(paths.volumeAttachments, volumeAttachment(name, benchDriverName, vaNode(i), ownPvName(i)));
+    onCreated?.(name, performance.now(), i);
   });
   return names;
 }
 
 /** createVa creates one VA for own PV `pvIndex`. */
 export async function createVa(admin: AdminClient, name: string, pvIndex: number): Promise<void> {
-  const node = benchNodes[pvIndex % benchNodes.length] ?? benchNodes[0];
-  await admin.create(paths.volumeAttachments, volumeAttachment(name, benchDriverName, node, ownPvName(pvIndex)));
+  await admin.create(paths.volumeAttachments, volumeAttachment(name, benchDriverName, vaNode(pvIndex), ownPvName(pvIndex)));
 }
 
-/** deleteVas asks for the deletion of `names`; the attacher's detach finishes it. */
-export async function deleteVas(admin: AdminClient, names: readonly string[]): Promise<void> {
-  await forEachLimited(names, bulkConcurrency, async (name) => {
+/** deleteVas asks for the deletion of `names`; the attacher's detach finishes it. `onDeleted` sees each name once its delete was answered. */
+export async function deleteVas(admin: AdminClient, names: readonly string[], onDeleted?: (name: string, index: number) => void): Promise<void> {
+  await forEachLimited(names, bulkConcurrency, async (name, i) => {
     try {
       await admin.delete(paths.volumeAttachment(name));
     } catch (e: unknown) {
       if (!isNotFound(e)) throw e;
     }
+    onDeleted?.(name, i);
   });
 }
 

@@ -26,6 +26,13 @@ export interface RunResult {
   readonly latenciesMs?: readonly number[];
 }
 
+/** LimitRun is one round of the bare client (scenario 7) next to a throughput cell. */
+export interface LimitRun {
+  readonly round: number;
+  /** attachPerSecond, attachSeconds, detachSeconds, measured as the throughput scenario measures an attacher. */
+  readonly metrics: Readonly<Record<string, number>>;
+}
+
 /** ScenarioResult is every run of one scenario with one set of parameters. */
 export interface ScenarioResult {
   readonly id: string;
@@ -35,6 +42,8 @@ export interface ScenarioResult {
   readonly runs: readonly RunResult[];
   /** Caveats a reader must know, e.g. a flag one side ignores. */
   readonly notes: readonly string[];
+  /** The bare client's rounds, on a throughput cell it ran next to. */
+  readonly limitRuns?: readonly LimitRun[];
 }
 
 /** MachineFacts describe where the numbers came from. */
@@ -52,6 +61,8 @@ export interface MachineFacts {
   readonly kubeApiserver: string;
   readonly oursHonoursQps: boolean;
   readonly driverLatencyMs: number;
+  /** The CSI driver of the ground; absent in reports from before --driver (always the fault driver then). */
+  readonly driver?: "fake" | "mock";
   readonly mode: string;
   readonly rounds: number;
   readonly wallSeconds: number;

@@ -5,7 +5,7 @@
  */
 import { summarize } from "../lib/ratios.ts";
 import type { BenchResults, RunResult, ScenarioResult } from "../lib/results.ts";
-import { formatNumber, machineLines, verdict } from "./render-markdown.ts";
+import { formatNumber, limitRows, machineLines, verdict } from "./render-markdown.ts";
 import { escapeXml, lineChart, type ChartLine } from "./svg-line-chart.ts";
 
 const colors = { ours: "#1f6fd1", go: "#e07b00" } as const;
@@ -33,10 +33,13 @@ function scenarioSection(scenario: ScenarioResult): string {
   const rows = scenario.runs
     .map((r) => `<tr><td>${r.kind}</td><td>${r.round}</td>${scenario.metrics.map((m) => `<td>${formatNumber(r.metrics[m.name] ?? Number.NaN)}</td>`).join("")}</tr>`)
     .join("");
+  const limitRuns = (scenario.limitRuns ?? [])
+    .map((r) => `<tr><td>bare-client limit</td><td>${r.round}</td>${scenario.metrics.map((m) => `<td>${formatNumber(r.metrics[m.name] ?? Number.NaN)}</td>`).join("")}</tr>`)
+    .join("");
   const notes = scenario.notes.map((n) => `<li>${escapeXml(n)}</li>`).join("");
   return `<section><h2>${escapeXml(scenario.title)}</h2><p class="params">${escapeXml(params)}</p>
 ${notes === "" ? "" : `<ul class="notes">${notes}</ul>`}
-<table><tr><th>kind</th><th>round</th>${scenario.metrics.map((m) => `<th title="${escapeXml(m.description)}">${escapeXml(m.name)} (${escapeXml(m.unit)})</th>`).join("")}</tr>${rows}</table>
+<table><tr><th>kind</th><th>round</th>${scenario.metrics.map((m) => `<th title="${escapeXml(m.description)}">${escapeXml(m.name)} (${escapeXml(m.unit)})</th>`).join("")}</tr>${rows}${limitRuns}</table>
 <div class="charts">${charts.join("\n")}</div></section>`;
 }
 
@@ -51,6 +54,13 @@ export function renderHtml(results: BenchResults): string {
       }),
     )
     .join("");
+  const limits = limitRows(results);
+  const limitTable =
+    limits.length === 0
+      ? ""
+      : `<h2>Against the bare-client limit</h2>
+<p>A bare client making the same API writes per VA as an attacher (PV finalizer, VA finalizer and node-ID annotation, status; on delete the finalizer's removal), with no CSI call, no list, no watch and no cache, at the same worker count: the ceiling either attacher could reach on this machine. Median over rounds of each round's attacher/limit; issue 8's target is ours &gt;= 0.9.</p>
+<table><tr><th>scenario</th><th>limit (VA/s)</th><th>ours/limit</th><th>Go/limit</th></tr>${limits.map((row) => `<tr><td>${escapeXml(row.title)}</td><td>${formatNumber(row.limit)}</td><td>${formatNumber(row.oursOverLimit)}</td><td>${formatNumber(row.goOverLimit)}</td></tr>`).join("")}</table>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>bun-csi-attacher vs Go csi-attacher, ${escapeXml(results.machine.date)}</title>
 <style>
@@ -65,6 +75,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 <h2>Ratios, ours/Go</h2>
 <p>Median over rounds of ours/Go; each round ran ours, then Go, on the same kube-apiserver, etcd and driver with the same flags. Hover a metric for its definition.</p>
 <table><tr><th>scenario</th><th>metric</th><th>ours (median)</th><th>Go (median)</th><th>ours/Go</th><th></th></tr>${ratioRows}</table>
+${limitTable}
 ${results.scenarios.map(scenarioSection).join("\n")}
 </body></html>
 `;

@@ -1,4 +1,5 @@
 /** The markdown summary: machine facts and the ratio table, linking the HTML report. */
+import { summarizeLimit } from "../lib/limit-ratios.ts";
 import { summarize } from "../lib/ratios.ts";
 import type { BenchResults } from "../lib/results.ts";
 
@@ -17,6 +18,17 @@ export function verdict(ratio: number, better: "lower" | "higher"): string {
   return win ? "ours better" : loss ? "Go better" : "even";
 }
 
+/**
+ * limitRows are the throughput cells the bare client ran next to: its median
+ * attach rate and each attacher's share of it (issue 8's target: ours >= 0.9).
+ */
+export function limitRows(results: BenchResults): { title: string; limit: number; oursOverLimit: number; goOverLimit: number }[] {
+  return results.scenarios.flatMap((scenario) => {
+    const summary = summarizeLimit(scenario);
+    return summary === undefined ? [] : [{ title: scenario.title, ...summary }];
+  });
+}
+
 /** machineLines lists the facts every report carries. */
 export function machineLines(results: BenchResults): [string, string][] {
   const m = results.machine;
@@ -27,7 +39,7 @@ export function machineLines(results: BenchResults): [string, string][] {
     ["Bun", m.bunVersion],
     ["ours", `${m.oursBinary} @ ${m.oursCommit}; honours --kube-api-qps: ${m.oursHonoursQps ? "yes" : "no"}`],
     ["Go attacher", m.goAttacher],
-    ["test ground", `${m.kubeApiserver} + etcd; fake CSI driver (publish/unpublish latency ${m.driverLatencyMs} ms)`],
+    ["test ground", `${m.kubeApiserver} + etcd; ${m.driver === "mock" ? "Kubernetes' mock CSI driver" : `fake CSI driver (publish/unpublish latency ${m.driverLatencyMs} ms)`}`],
     ["wall time", `${m.wallSeconds} s`],
   ];
 }
@@ -41,6 +53,12 @@ export function renderMarkdown(results: BenchResults, htmlName: string): string 
     for (const row of summarize(scenario)) {
       lines.push(`| ${scenario.title} | ${row.metric} (${row.unit}, ${row.better} is better) | ${formatNumber(row.ours)} | ${formatNumber(row.go)} | ${formatNumber(row.ratio)} | ${verdict(row.ratio, row.better)} |`);
     }
+  }
+  const limits = limitRows(results);
+  if (limits.length > 0) {
+    lines.push("", "Against the bare-client limit (scenario 7: the same API writes per VA, no CSI, no caches, same workers; median over rounds of each round's attacher/limit):", "");
+    lines.push("| scenario | limit (VA/s) | ours/limit | Go/limit |", "|---|---:|---:|---:|");
+    for (const row of limits) lines.push(`| ${row.title} | ${formatNumber(row.limit)} | ${formatNumber(row.oursOverLimit)} | ${formatNumber(row.goOverLimit)} |`);
   }
   const notes = results.scenarios.flatMap((s) => s.notes.map((n) => `- ${s.title}: ${n}`));
   if (notes.length > 0) lines.push("", "Notes:", "", ...notes);

@@ -19,7 +19,7 @@ export const coldStartMetrics: readonly MetricSpec[] = [
 
 export async function runColdStart(ctx: BenchContext, binary: AttacherBinary, round: number, params: ColdStartParams): Promise<RunResult> {
   const label = `cold-r${round}`;
-  await prepareOwnPvs(ctx.ground.admin, params.waiting, ctx.ownPvs);
+  await prepareOwnPvs(ctx.ground, params.waiting, ctx.ownPvs);
   const names = await createVas(ctx.ground.admin, `${label}-${binary.kind}`, params.waiting);
   ctx.watch.forget();
   const attacher = ctx.start(binary, label, params);

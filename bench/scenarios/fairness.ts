@@ -6,7 +6,7 @@
  */
 import type { AttacherBinary } from "../lib/attacher-under-test.ts";
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVa, createVas, deleteVas, prepareOwnPvs, setDriverLatency } from "../lib/bench-ground.ts";
+import { createVa, createVas, deleteVas, fakeDriverOf, prepareOwnPvs, setDriverLatency } from "../lib/bench-ground.ts";
 import type { MetricSpec, RunResult } from "../lib/results.ts";
 
 export interface FairnessParams extends AttacherLimits {
@@ -23,7 +23,8 @@ export const fairnessMetrics: readonly MetricSpec[] = [
 
 export async function runFairness(ctx: BenchContext, binary: AttacherBinary, round: number, params: FairnessParams, baseLatencyMs: number): Promise<RunResult> {
   const label = `fair-r${round}`;
-  await prepareOwnPvs(ctx.ground.admin, params.backlog + 1, ctx.ownPvs);
+  const driver = fakeDriverOf(ctx.ground, "the fairness scenario");
+  await prepareOwnPvs(ctx.ground, params.backlog + 1, ctx.ownPvs);
   const attacher = ctx.start(binary, label, params);
   try {
     await attacher.waitReady();
@@ -31,7 +32,7 @@ export async function runFairness(ctx: BenchContext, binary: AttacherBinary, rou
     const names = await createVas(ctx.ground.admin, `${label}-${binary.kind}`, params.backlog);
     const attachedStatus = () => `${label} ${binary.kind}: attached ${ctx.watch.countAttached(names)}/${names.length}`;
     await ctx.waitFor(`${label}: backlog attached`, () => ctx.watch.countAttached(names) === names.length, attachedStatus, 300_000, attacher);
-    await setDriverLatency(ctx.ground.driver, params.slowMs);
+    await setDriverLatency(driver, params.slowMs);
     const deleteStarted = performance.now();
     await deleteVas(ctx.ground.admin, names);
     // Let the attacher's watch deliver the deletions, so they are queued ahead.
@@ -43,11 +44,11 @@ export async function runFairness(ctx: BenchContext, binary: AttacherBinary, rou
     const newAttachMs = (ctx.watch.attachedAt.get(newName) ?? createdAt) - createdAt;
     await ctx.waitFor(`${label}: backlog gone`, () => ctx.watch.countGone(names) === names.length, () => `${label} ${binary.kind}: detached ${ctx.watch.countGone(names)}/${names.length}`, 600_000, attacher);
     const backlogSeconds = (Math.max(...names.map((n) => ctx.watch.goneAt.get(n) ?? deleteStarted)) - deleteStarted) / 1000;
-    await setDriverLatency(ctx.ground.driver, baseLatencyMs);
+    await setDriverLatency(driver, baseLatencyMs);
     await ctx.cleanUp([...names, newName], attacher, `${label} ${binary.kind}`, 300_000);
     return { kind: binary.kind, round, metrics: { newAttachMs: Math.round(newAttachMs), backlogSeconds: round3(backlogSeconds) } };
   } finally {
-    await setDriverLatency(ctx.ground.driver, baseLatencyMs);
+    await setDriverLatency(driver, baseLatencyMs);
     await attacher.stop();
   }
 }

@@ -23,7 +23,7 @@ export const latencyMetrics: readonly MetricSpec[] = [
 export async function runLatency(ctx: BenchContext, binary: AttacherBinary, round: number, params: LatencyParams): Promise<RunResult> {
   const label = `lat-r${round}`;
   const count = Math.round(params.perSecond * params.seconds);
-  await prepareOwnPvs(ctx.ground.admin, count, ctx.ownPvs);
+  await prepareOwnPvs(ctx.ground, count, ctx.ownPvs);
   const attacher = ctx.start(binary, label, params);
   try {
     await attacher.waitReady();

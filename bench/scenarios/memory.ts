@@ -44,7 +44,7 @@ export const memoryMetrics: readonly MetricSpec[] = [
 
 export async function runMemory(ctx: BenchContext, binary: AttacherBinary, round: number, params: MemoryParams): Promise<RunResult> {
   const label = `mem-r${round}`;
-  await prepareOwnPvs(ctx.ground.admin, params.ownVas, ctx.ownPvs);
+  await prepareOwnPvs(ctx.ground, params.ownVas, ctx.ownPvs);
   const attacher = ctx.start(binary, label, params);
   try {
     await attacher.waitReady(300_000);

@@ -25,8 +25,8 @@ export const throughputMetrics: readonly MetricSpec[] = [
 /** runThroughput runs one attacher through one create-all/delete-all cycle. */
 export async function runThroughput(ctx: BenchContext, binary: AttacherBinary, round: number, params: ThroughputParams): Promise<RunResult> {
   const label = `tp-w${params.workers}-q${params.qps}-r${round}`;
-  await prepareOwnPvs(ctx.ground.admin, params.volumes, ctx.ownPvs);
-  await ctx.ground.driver.control.clearCalls();
+  await prepareOwnPvs(ctx.ground, params.volumes, ctx.ownPvs);
+  await ctx.ground.fake?.control.clearCalls();
   const attacher = ctx.start(binary, label, params);
   try {
     const readyMs = await attacher.waitReady();
