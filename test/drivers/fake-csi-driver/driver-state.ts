@@ -21,6 +21,9 @@ export class DriverState {
   readonly gate = new HangGate();
   readonly calls = new CallLog();
 
+  /** Closes every client connection of the CSI server; set by the server once it listens. */
+  #disconnectClients: () => void = () => {};
+
   constructor(config: DriverConfig) {
     this.#launchConfig = config;
     this.#config = config;
@@ -29,6 +32,16 @@ export class DriverState {
   /** config is the configuration in force; handlers read it per call so changes apply at once. */
   get config(): DriverConfig {
     return this.#config;
+  }
+
+  /** onDisconnect installs how the CSI server drops its client connections. */
+  onDisconnect(disconnect: () => void): void {
+    this.#disconnectClients = disconnect;
+  }
+
+  /** disconnectClients closes every client connection of the CSI server (a `disconnect` answer). */
+  disconnectClients(): void {
+    this.#disconnectClients();
   }
 
   /** configure lays a patch over the current configuration; throws InvalidConfigError. */

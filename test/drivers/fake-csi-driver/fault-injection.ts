@@ -42,6 +42,11 @@ export function createFaultInjectingHandler(
       if (answer.hang) {
         await state.gate.hold(seq, name, signal);
       }
+      if (answer.disconnect) {
+        state.disconnectClients();
+        // The connection is gone: nothing can answer this call any more.
+        throw new CsiStatusError(Code.Unavailable, "fake driver closed the connection mid-call");
+      }
       if (answer.code !== 0) {
         if (answer.apply) {
           normal(request);
