@@ -65,6 +65,14 @@ export const DriverConfigSchema = v.strictObject({
    * not in the call log. Read at launch only. Default null: grpc-js's default.
    */
   maxReceiveMessageBytes: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))), null),
+  /**
+   * Directory where the volume table is saved after every call that
+   * changed it (and loaded from at launch), and every finished call is
+   * appended to `calls.jsonl` (see state-dir.ts): a driver restarted on
+   * the same directory keeps its volumes, as a real driver's backend does.
+   * Read at launch only. Default null: state lives and dies with the process.
+   */
+  stateDir: v.optional(v.nullable(v.string()), null),
   /** Probe's ready field: true, false, or null for absent. Default true. */
   probeReady: v.optional(v.nullable(v.boolean()), true),
 });

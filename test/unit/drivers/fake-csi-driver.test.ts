@@ -20,6 +20,7 @@ import {
 } from "../../../gen/csi/v1/csi_pb.ts";
 import { FakeCsiDriverControl } from "../../drivers/fake-csi-driver/control-client.ts";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../../drivers/fake-csi-driver/launch.ts";
+import { readJournal } from "../../drivers/fake-csi-driver/state-dir.ts";
 
 interface CsiClients {
   readonly identity: Client<typeof Identity>;
@@ -412,6 +413,30 @@ describe("fake CSI driver process", () => {
     await driver.restart();
     expect((await connect(driver).identity.probe({})).ready).toBe(true);
     expect(await driver.control.published()).toEqual({});
+  });
+
+  it("keeps its volumes and a journal of every finished call across a SIGKILL and restart, with stateDir", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "fake-csi-state-"));
+    try {
+      await using driver = await launchFakeCsiDriver({ config: { stateDir } });
+      await driver.control.script("ControllerPublishVolume", [{ code: "DeadlineExceeded", apply: true, volumeId: "vol-2" }]);
+      await connect(driver).controller.controllerPublishVolume(publishRequest("vol-1", "node-a"));
+      await rejection(connect(driver).controller.controllerPublishVolume(publishRequest("vol-2", "node-b")));
+      const firstPid = driver.pid;
+      await driver.restart();
+      await connect(driver).controller.controllerUnpublishVolume({ volumeId: "vol-1", nodeId: "node-a" });
+
+      expect(await driver.control.published()).toEqual({ "vol-1": [], "vol-2": ["node-b"] });
+      expect(
+        readJournal(stateDir).map(({ pid, method, code, applied, request }) => ({ first: pid === firstPid, method, code, applied, volumeId: request["volumeId"] })),
+      ).toEqual([
+        { first: true, method: "ControllerPublishVolume", code: "OK", applied: true, volumeId: "vol-1" },
+        { first: true, method: "ControllerPublishVolume", code: "DeadlineExceeded", applied: true, volumeId: "vol-2" },
+        { first: false, method: "ControllerUnpublishVolume", code: "OK", applied: true, volumeId: "vol-1" },
+      ]);
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
   });
 
   it("removes its sockets and temporary directory on dispose, but keeps a given directory", async () => {
