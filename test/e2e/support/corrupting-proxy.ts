@@ -25,7 +25,14 @@ export class CorruptingProxy implements AsyncDisposable {
   /** The proxy's self-signed serving certificate, which its kubeconfig trusts. */
   readonly #certPem: string;
 
-  constructor(private readonly cluster: TestCluster) {
+  /**
+   * @param watchLifetimeMs  end every watch response cleanly after this long, as
+   *   the API server does at a watch's timeout; default: never (the server decides).
+   */
+  constructor(
+    private readonly cluster: TestCluster,
+    private readonly watchLifetimeMs?: number,
+  ) {
     const { cert, key } = selfSignedLoopbackCertificate();
     this.#certPem = cert;
     this.#server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, tls: { cert, key }, fetch: (request) => this.#forward(request) });
@@ -93,11 +100,26 @@ export class CorruptingProxy implements AsyncDisposable {
    */
   #watchBody(body: ReadableStream<Uint8Array>, target: string): ReadableStream<Uint8Array> {
     const reader = body.getReader();
+    let ended = false;
+    let lifetime: ReturnType<typeof setTimeout> | undefined;
+    const end = async (controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(lifetime);
+      controller.close();
+      await reader.cancel();
+    };
     return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        if (this.watchLifetimeMs !== undefined) {
+          lifetime = setTimeout(() => end(controller).catch((e: unknown) => console.error(`corrupting proxy: ending a watch: ${String(e)}`)), this.watchLifetimeMs);
+        }
+      },
       pull: async (controller) => {
         const { done, value } = await reader.read();
+        if (ended) return;
         if (done) {
-          controller.close();
+          await end(controller);
           return;
         }
         const newline = value.indexOf(0x0a);
@@ -107,10 +129,11 @@ export class CorruptingProxy implements AsyncDisposable {
         }
         controller.enqueue(value.subarray(0, Math.floor(newline / 2)));
         this.applied.push(`half an event for ${target}`);
-        controller.close();
-        await reader.cancel();
+        await end(controller);
       },
       cancel: async () => {
+        ended = true;
+        clearTimeout(lifetime);
         await reader.cancel();
       },
     });
