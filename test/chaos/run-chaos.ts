@@ -16,7 +16,7 @@ import { checkInvariants, type InvariantResult } from "./invariants";
 export interface ChaosOptions {
   /** VAs the churn creates at least. */
   readonly vas: number;
-  /** Fault cycles (each injects every fault once, one at a time). Default 1. */
+  /** Fault cycles at least (each injects every fault once, one at a time); they go on until the churn has created `vas` VAs. Default 1. */
   readonly cycles?: number;
   /** How long everything may take to settle once the faults stop. Default 180 s. */
   readonly settleTimeoutMs?: number;
@@ -75,14 +75,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await attachers.start();
   let stopped = false;
   try {
-    print(`chaos: ${options.vas} VAs, ${options.cycles ?? 1} fault cycle(s), logs in ${dir}`);
+    print(`chaos: ${options.vas} VAs, at least ${options.cycles ?? 1} fault cycle(s), logs in ${dir}`);
 
     const churn = new Churn({ admin, driverName, nodes, total: options.vas, maxLive: Math.max(10, Math.ceil(options.vas / 5)), paceMs: 30, random: seededRandom(options.seed ?? 1) });
     let faultsDone = false;
     const churning = churn.run(() => faultsDone);
     const injected: { name: string; outcome: string; ms: number }[] = [];
     try {
-      for (let cycle = 0; cycle < (options.cycles ?? 1); cycle++) {
+      // At least `cycles` cycles, and on until the churn has created its VAs: every VA lives through faults.
+      for (let cycle = 0; cycle < (options.cycles ?? 1) || churn.created < options.vas; cycle++) {
         for (const fault of faults) {
           const t0 = performance.now();
           const outcome = await fault.inject({ cluster, driver, attachers, burstTimeoutMs: 30_000 });
