@@ -94,7 +94,17 @@ export const faults: readonly Fault[] = [
     name: "driver does the work but answers DeadlineExceeded (reply lost)",
     inject: (context) => scriptBurst(context, [{ code: "DeadlineExceeded", apply: true, times: 4 }]),
   },
-  { name: "driver hangs past --timeout", inject: (context) => scriptBurst(context, [{ hang: true, times: 3 }]) },
+  {
+    name: "driver hangs past --timeout",
+    async inject(context) {
+      const outcome = await scriptBurst(context, [{ hang: true, times: 3 }]);
+      // Over only once the attacher gave up on every held call (its --timeout), not when the next fault kills them.
+      const deadline = performance.now() + context.burstTimeoutMs;
+      while ((await context.driver.control.hung()).length > 0 && performance.now() < deadline) await Bun.sleep(100);
+      const left = (await context.driver.control.hung()).length;
+      return left === 0 ? `${outcome}; every held call given up by the attacher` : `${outcome}; ${left} calls still held`;
+    },
+  },
   {
     name: "driver restarted (the attacher exits by design and is restarted)",
     async inject({ driver, attachers }) {
