@@ -132,4 +132,7 @@ for (const incarnation of new Set(samples.map((sample) => sample.incarnation))) 
       `threads ${Math.min(...own.map((sample) => sample.threads))}-${Math.max(...own.map((sample) => sample.threads))}`,
   );
 }
-console.log(`soak: churn created ${churn.created} VAs, deleted ${churn.deletedVas}; ${attachers.incarnations} attacher processes; exits: ${attachers.exits.join("; ") || "none"}`);
+console.log(
+  `soak: churn created ${churn.created} VAs, deleted ${churn.deletedVas}; ${proxy.watchesEnded} watches ended at their lifetime; ` +
+    `${attachers.incarnations} attacher processes; exits: ${attachers.exits.join("; ") || "none"}`,
+);

@@ -21,6 +21,8 @@ export class CorruptingProxy implements AsyncDisposable {
   readonly #faults: ProxyFault[] = [];
   /** What the proxy did, for the test's assertions and its report. */
   readonly applied: string[] = [];
+  /** Watches the proxy ended because they reached `watchLifetimeMs`. */
+  watchesEnded = 0;
 
   /** The proxy's self-signed serving certificate, which its kubeconfig trusts. */
   readonly #certPem: string;
@@ -112,7 +114,10 @@ export class CorruptingProxy implements AsyncDisposable {
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
         if (this.watchLifetimeMs !== undefined) {
-          lifetime = setTimeout(() => end(controller).catch((e: unknown) => console.error(`corrupting proxy: ending a watch: ${String(e)}`)), this.watchLifetimeMs);
+          lifetime = setTimeout(() => {
+            this.watchesEnded += 1;
+            end(controller).catch((e: unknown) => console.error(`corrupting proxy: ending a watch: ${String(e)}`));
+          }, this.watchLifetimeMs);
         }
       },
       pull: async (controller) => {
