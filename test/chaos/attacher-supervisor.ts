@@ -14,12 +14,22 @@ export class AttacherSupervisor {
   /** How each earlier incarnation ended, for the report. */
   readonly exits: string[] = [];
 
-  constructor(private readonly options: Omit<AttacherOptions, "name">) {}
+  /**
+   * @param name  prefix of each incarnation's log files (`<name>-<n>`); default "attacher".
+   * @param readyLine  what an incarnation logs once it is up: "Caches synced", or for a
+   *   leader-election replica (which lists only once it leads) its first try for the Lease.
+   */
+  constructor(
+    private readonly options: Omit<AttacherOptions, "name">,
+    readonly name = "attacher",
+    private readonly readyLine: RegExp = /"Caches synced"/,
+  ) {}
 
-  /** start runs the first attacher and resolves once its caches have synced. */
+  /** start runs the first attacher and resolves once it is up (its ready line). */
   async start(): Promise<void> {
     await this.#spawn();
     this.#loop = this.#supervise();
+    await this.waitForNext(0);
   }
 
   /** current is the attacher running now. */
@@ -43,7 +53,7 @@ export class AttacherSupervisor {
   /** waitForNext resolves once an attacher newer than `incarnation` has synced its caches. */
   async waitForNext(incarnation: number, timeoutMs = 120_000): Promise<void> {
     const deadline = performance.now() + timeoutMs;
-    while (this.#incarnation <= incarnation || !/"Caches synced"/.test(this.current.log())) {
+    while (this.#incarnation <= incarnation || !this.readyLine.test(this.current.log())) {
       if (performance.now() > deadline) throw new Error(`no attacher after incarnation ${incarnation} synced within ${timeoutMs} ms`);
       await Bun.sleep(50);
     }
@@ -58,14 +68,14 @@ export class AttacherSupervisor {
 
   async #spawn(): Promise<void> {
     this.#incarnation += 1;
-    this.#current = await startAttacher({ ...this.options, name: `attacher-${this.#incarnation}` }, false);
+    this.#current = await startAttacher({ ...this.options, name: `${this.name}-${this.#incarnation}` }, false);
   }
 
   async #supervise(): Promise<void> {
     while (!this.#stopping) {
       const code = await this.current.process.exited;
       if (this.#stopping) return;
-      this.exits.push(`attacher-${this.#incarnation}: ${this.current.process.exitDescription ?? `exited ${code}`}`);
+      this.exits.push(`${this.name}-${this.#incarnation}: ${this.current.process.exitDescription ?? `exited ${code}`}`);
       await this.#spawn();
     }
   }

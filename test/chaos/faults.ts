@@ -1,13 +1,13 @@
 import type { TestCluster } from "../cluster/test-cluster";
 import type { CsiMethodName, ScriptedAnswer } from "../drivers/fake-csi-driver/control-protocol";
 import type { FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import type { AttacherSupervisor } from "./attacher-supervisor";
+import type { Attachers } from "./attachers";
 
 /** What a fault may act on. */
 export interface FaultContext {
   readonly cluster: TestCluster;
   readonly driver: FakeCsiDriver;
-  readonly attachers: AttacherSupervisor;
+  readonly attachers: Attachers;
   /** How long a scripted burst may wait for the churn to bring calls. */
   readonly burstTimeoutMs: number;
 }
@@ -51,17 +51,17 @@ async function scriptBurst(context: FaultContext, answers: readonly ScriptedAnsw
   return left === 0 ? "all used" : `${left} answers unused when the burst ended`;
 }
 
-/** killAttacherDuring holds the next call of `method` in the driver, kills the attacher with SIGKILL while it waits, and lets the next one start. */
+/** killAttacherDuring holds the next call of `method` in the driver, kills the attacher doing it (the leader, with replicas) with SIGKILL while it waits, and waits until attachers work again. */
 async function killAttacherDuring(context: FaultContext, method: CsiMethodName): Promise<string> {
   const { control } = context.driver;
   await control.script(method, [{ hang: true }]);
   await control.waitForHung(method, 1, { timeoutMs: context.burstTimeoutMs });
-  const incarnation = context.attachers.incarnations;
-  await context.attachers.killHard();
+  const before = context.attachers.incarnations;
+  const killed = await context.attachers.killActive();
   // The held call died with its client's connection; nothing to release.
   await control.clearScripts();
-  await context.attachers.waitForNext(incarnation);
-  return `attacher-${incarnation} killed with ${method} in flight; attacher-${context.attachers.incarnations} took over`;
+  await context.attachers.waitUntilWorking(before + 1);
+  return `${killed} killed with ${method} in flight; working again`;
 }
 
 /** The faults, in the order one cycle injects them. */
@@ -108,10 +108,11 @@ export const faults: readonly Fault[] = [
   {
     name: "driver restarted (the attacher exits by design and is restarted)",
     async inject({ driver, attachers }) {
-      const incarnation = attachers.incarnations;
+      const before = attachers.incarnations;
       await driver.restart();
-      await attachers.waitForNext(incarnation);
-      return `driver pid ${driver.pid}; attacher-${attachers.incarnations} running`;
+      // Every attacher, a standby too, was connected to the driver: each exits and is restarted.
+      await attachers.waitUntilWorking(before + attachers.size);
+      return `driver pid ${driver.pid}; ${attachers.incarnations - before} attacher(s) restarted`;
     },
   },
 ];

@@ -6,7 +6,7 @@ import { startTestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 import { readJournal } from "../drivers/fake-csi-driver/state-dir";
 import { csiNode, paths } from "../e2e/support/objects";
-import { AttacherSupervisor } from "./attacher-supervisor";
+import { replicatedAttachers, singleAttacher } from "./attachers";
 import { Churn } from "./churn";
 import { EtcdHistory } from "./etcd-history";
 import { faults } from "./faults";
@@ -20,6 +20,8 @@ export interface ChaosOptions {
   readonly cycles?: number;
   /** How long everything may take to settle once the faults stop. Default 180 s. */
   readonly settleTimeoutMs?: number;
+  /** Attacher replicas: 1 runs without leader election; more elect a leader, and the attacher faults kill the leader. Default 1. */
+  readonly replicas?: number;
   /** Seed of the churn's random choices. Default 1. */
   readonly seed?: number;
   /** Where a line of progress goes. Default console.log. */
@@ -44,6 +46,7 @@ export interface ChaosReport {
 
 const driverName = "chaos.fake.csi.test";
 const finalizer = "external-attacher/chaos-fake-csi-test";
+const leaseName = "external-attacher-leader-chaos-fake-csi-test";
 const nodes = ["chaos-node-0", "chaos-node-1", "chaos-node-2"];
 const nodeIdOf = (node: string): string => `${node}-id`;
 
@@ -66,16 +69,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await history.start();
   for (const node of nodes) await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: nodeIdOf(node) }]));
   await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName, stateDir } });
-  const attachers = new AttacherSupervisor({
+  const attacherOptions = {
     kubeconfig: cluster.kubeconfigPath,
     csiAddress: driver.csiSocket,
     logDir: dir,
     args: ["--timeout=2s", "--retry-interval-start=200ms", "--retry-interval-max=5s", "--worker-threads=10", "-v=2"],
-  });
+  };
+  const replicas = options.replicas ?? 1;
+  const attachers = replicas > 1 ? replicatedAttachers(attacherOptions, replicas, admin, "default", leaseName) : singleAttacher(attacherOptions);
   await attachers.start();
   let stopped = false;
   try {
-    print(`chaos: ${options.vas} VAs, at least ${options.cycles ?? 1} fault cycle(s), logs in ${dir}`);
+    print(`chaos: ${options.vas} VAs, at least ${options.cycles ?? 1} fault cycle(s), ${replicas} attacher replica(s), logs in ${dir}`);
 
     const churn = new Churn({ admin, driverName, nodes, total: options.vas, maxLive: Math.max(10, Math.ceil(options.vas / 5)), paceMs: 30, random: seededRandom(options.seed ?? 1) });
     let faultsDone = false;
@@ -157,7 +162,7 @@ async function settle(admin: AdminClient, timeoutMs: number): Promise<void> {
 
 function countInLogs(dir: string, needle: string): number {
   return readdirSync(dir)
-    .filter((name) => name.startsWith("attacher-") && name.endsWith(".stderr.log"))
+    .filter((name) => (name.startsWith("attacher-") || name.startsWith("chaos-replica-")) && name.endsWith(".stderr.log"))
     .reduce((sum, name) => sum + readFileSync(join(dir, name), "utf8").split(needle).length - 1, 0);
 }
 
