@@ -18,11 +18,14 @@ export class AttacherSupervisor {
    * @param name  prefix of each incarnation's log files (`<name>-<n>`); default "attacher".
    * @param readyLine  what an incarnation logs once it is up: "Caches synced", or for a
    *   leader-election replica (which lists only once it leads) its first try for the Lease.
+   * @param restartDelayMs  pause before a restart, as the kubelet's crash-loop back-off
+   *   (10 s at first) makes; default 0.
    */
   constructor(
     private readonly options: Omit<AttacherOptions, "name">,
     readonly name = "attacher",
     private readonly readyLine: RegExp = /"Caches synced"/,
+    private readonly restartDelayMs = 0,
   ) {}
 
   /** start runs the first attacher and resolves once it is up (its ready line). */
@@ -76,6 +79,8 @@ export class AttacherSupervisor {
       const code = await this.current.process.exited;
       if (this.#stopping) return;
       this.exits.push(`${this.name}-${this.#incarnation}: ${this.current.process.exitDescription ?? `exited ${code}`}`);
+      if (this.restartDelayMs > 0) await Bun.sleep(this.restartDelayMs);
+      if (this.#stopping) return;
       await this.#spawn();
     }
   }

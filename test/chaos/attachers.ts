@@ -46,6 +46,9 @@ export function singleAttacher(options: Omit<AttacherOptions, "name">): Attacher
 /** Leader election timing short enough for a chaos run: a dead leader's Lease expires in 4 s. */
 const leaderElectionArgs = ["--leader-election", "--leader-election-lease-duration=4s", "--leader-election-renew-deadline=2s", "--leader-election-retry-period=500ms"];
 
+/** A replica's restart waits this long: past the 4 s Lease. */
+const restartDelayMs = 6_000;
+
 /**
  * replicatedAttachers runs `replicas` attachers with leader election, each
  * under its own hostname (its identity), sharing the driver and the Lease
@@ -58,6 +61,9 @@ export function replicatedAttachers(options: Omit<AttacherOptions, "name">, repl
       { ...options, hostname, args: [...(options.args ?? []), ...leaderElectionArgs], env: { ...options.env, POD_NAMESPACE: namespace } },
       hostname,
       /"Attempting to acquire leader lease"/,
+      // Longer than the Lease: a killed leader comes back (with the same identity) only after
+      // the standby took over, as the kubelet's back-off would have it, so failover really happens.
+      restartDelayMs,
     );
   });
   const holder = async (): Promise<string | undefined> => {
