@@ -12,7 +12,7 @@ import { grantSecretRead, upstreamRbacKubeconfig } from "./support/upstream-rbac
 
 /**
  * Bad input, one row at a time, against one attacher that runs with only
- * the RBAC of deploy/rbac.yaml: each bad VA ends with a clear message in
+ * the RBAC of deploy/kubernetes/rbac.yaml: each bad VA ends with a clear message in
  * upstream's words (or the API server refuses it, so the attacher never
  * sees it), and a good VA created beside it in the same row still attaches.
  */

@@ -5,7 +5,7 @@ import type { AdminClient, KubeObject } from "../../cluster/admin-client";
 import type { TestCluster } from "../../cluster/test-cluster";
 
 /** The RBAC operators deploy with the attacher: upstream's rbac.yaml, as this repository ships it. */
-const rbacYamlPath = join(import.meta.dir, "../../../deploy/rbac.yaml");
+const rbacYamlPath = join(import.meta.dir, "../../../deploy/kubernetes/rbac.yaml");
 
 /** Where each kind of rbac.yaml's objects is created. */
 const collectionPaths: Readonly<Record<string, (namespace: string) => string>> = {
@@ -16,11 +16,11 @@ const collectionPaths: Readonly<Record<string, (namespace: string) => string>> =
   RoleBinding: (namespace) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`,
 };
 
-/** The service account deploy/rbac.yaml binds: `default/csi-attacher`. */
+/** The service account deploy/kubernetes/rbac.yaml binds: `default/csi-attacher`. */
 export const upstreamServiceAccount = { namespace: "default", name: "csi-attacher" } as const;
 
 /**
- * applyUpstreamRbac creates every object of deploy/rbac.yaml as it is (a
+ * applyUpstreamRbac creates every object of deploy/kubernetes/rbac.yaml as it is (a
  * cluster needs it once), then returns a kubeconfig that authenticates as
  * its service account with a fresh token: an attacher started with it has
  * exactly the rights a deployment following the README gives it, and no
@@ -33,7 +33,7 @@ export async function upstreamRbacKubeconfig(cluster: TestCluster, admin: AdminC
     .filter((object): object is KubeObject => object !== null && typeof object === "object" && typeof object.kind === "string");
   for (const object of documents) {
     const path = collectionPaths[object.kind ?? ""];
-    if (path === undefined) throw new Error(`deploy/rbac.yaml has a ${object.kind} this helper cannot create`);
+    if (path === undefined) throw new Error(`deploy/kubernetes/rbac.yaml has a ${object.kind} this helper cannot create`);
     await admin.create(path(object.metadata?.namespace ?? "default"), object);
   }
   const { namespace, name } = upstreamServiceAccount;
@@ -68,7 +68,7 @@ export async function upstreamRbacKubeconfig(cluster: TestCluster, admin: AdminC
   return { kubeconfig: path, token };
 }
 
-/** UpstreamRbacUser is the service account of deploy/rbac.yaml, ready to use. */
+/** UpstreamRbacUser is the service account of deploy/kubernetes/rbac.yaml, ready to use. */
 export interface UpstreamRbacUser {
   /** A kubeconfig for the attacher's --kubeconfig. */
   readonly kubeconfig: string;
