@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminClient, type KubeObject } from "../cluster/admin-client";
@@ -114,6 +114,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await history.stop();
     const journal = readJournal(stateDir);
     const invariants = checkInvariants({ history: history.changes, journal, published, driverName, finalizer, nodeIdOf });
+    if (invariants.some((result) => result.violations.length > 0)) {
+      // The evidence the judge used, kept beside the logs for whoever investigates.
+      writeFileSync(join(dir, "evidence.json"), JSON.stringify({ invariants, history: history.changes, published }, null, 1));
+    }
     for (const result of invariants) {
       print(`chaos: invariant ${result.violations.length === 0 ? "held" : "BROKEN"}: ${result.name} (${result.checked} checked)`);
       for (const violation of result.violations.slice(0, 20)) print(`chaos:   ${violation}`);
