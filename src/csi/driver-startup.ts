@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import * as net from "node:net";
 import { Code } from "@connectrpc/connect";
 import type { Logger } from "../log/logger";
@@ -84,22 +85,36 @@ async function waitForSocket(path: string, retryIntervalMs: number, log: Logger,
   let lastReport = 0;
   for (;;) {
     if (signal.aborted) throw new DriverStartupError("start-up aborted");
-    if (await canConnect(path)) return;
+    const failure = await connectFailure(path);
+    if (failure === undefined) return;
     if (Date.now() - lastReport >= 10_000) {
-      log.info("Still connecting", { address: `unix://${path}` });
+      // The reason tells a driver that has not started yet (no such file)
+      // from a wrong --csi-address (a file that is not a socket).
+      log.info("Still connecting", { address: `unix://${path}`, reason: failure });
       lastReport = Date.now();
     }
     await abortableSleep(retryIntervalMs, signal);
   }
 }
 
-function canConnect(path: string): Promise<boolean> {
+/** connectFailure dials the socket once: undefined when it connects, else why not. */
+function connectFailure(path: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     const socket = net.connect(path);
     socket.once("connect", () => {
       socket.destroy();
-      resolve(true);
+      resolve(undefined);
     });
-    socket.once("error", () => resolve(false));
+    socket.once("error", (error: Error) => resolve(notASocket(path) ? `${path} exists but is not a socket` : error.message));
   });
+}
+
+function notASocket(path: string): boolean {
+  try {
+    return !statSync(path).isSocket();
+  } catch (e: unknown) {
+    // Gone, or unreadable: the connect error says which.
+    void e;
+    return false;
+  }
 }

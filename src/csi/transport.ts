@@ -1,5 +1,5 @@
 import * as net from "node:net";
-import type { Interceptor, Transport } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 
 export interface DriverTransportOptions {
@@ -43,6 +43,28 @@ export function createDriverTransport(options: DriverTransportOptions): Transpor
     });
   };
 
+  // Bun's http2 client ends the streams of a connection that closes under
+  // them with NO_ERROR and no response, which connect-node does not take as
+  // a failure: the call would wait out its deadline (--timeout, 20 minutes
+  // in some drivers' charts) although nobody can answer it any more. So a
+  // call in flight when a driver connection closes fails at once, as
+  // Unavailable, which callers treat as "may still be in progress" and retry.
+  // With one long-lived session there is one connection, so every call in
+  // flight was on it; were a second session open, its calls would be retried too.
+  const inFlight = new Set<AbortController>();
+  const failCallsInFlight = () => {
+    for (const call of inFlight) call.abort(new ConnectError("connection to the CSI driver closed during the call", Code.Unavailable));
+  };
+  const failOnConnectionClose: Interceptor = (next) => async (request) => {
+    const call = new AbortController();
+    inFlight.add(call);
+    try {
+      return await next({ ...request, signal: AbortSignal.any([request.signal, call.signal]) });
+    } finally {
+      inFlight.delete(call);
+    }
+  };
+
   const checkAlive = () => {
     if (lost || !everConnected) return;
     const probe = net.connect(options.socketPath);
@@ -60,14 +82,17 @@ export function createDriverTransport(options: DriverTransportOptions): Transpor
     // when idle (default 15 min), so that its socket is there to close when
     // the driver dies. connect-node's timer helper ignores Infinity.
     idleConnectionTimeoutMs: Number.POSITIVE_INFINITY,
-    interceptors: [...(options.interceptors ?? [])],
+    interceptors: [...(options.interceptors ?? []), failOnConnectionClose],
     nodeOptions: {
       createConnection: () => {
         const socket = net.connect(options.socketPath);
         socket.once("connect", () => {
           everConnected = true;
         });
-        socket.once("close", checkAlive);
+        socket.once("close", () => {
+          failCallsInFlight();
+          checkAlive();
+        });
         return socket;
       },
     },

@@ -41,6 +41,19 @@ export class KubeTransportError extends Error {
   }
 }
 
+/**
+ * KubeResponseError is an answer the client cannot read: a body that is not
+ * JSON (a proxy's page, a truncated reply), or a watch stream cut in the
+ * middle of an event. The message names the request and shows the start
+ * of what arrived.
+ */
+export class KubeResponseError extends Error {
+  override name = "KubeResponseError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
 function apiStatus(error: unknown): number | undefined {
   return error instanceof KubeApiError ? error.status : undefined;
 }

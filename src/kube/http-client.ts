@@ -1,4 +1,4 @@
-import { KubeApiError, KubeTransportError } from "./errors";
+import { KubeApiError, KubeResponseError, KubeTransportError } from "./errors";
 import type { KubeConnection } from "./kubeconfig";
 
 /** The patch types the attacher sends; each maps to its Content-Type. */
@@ -90,10 +90,15 @@ export class KubeClient {
         while (newline !== -1) {
           const line = buffered.slice(0, newline).trim();
           buffered = buffered.slice(newline + 1);
-          if (line !== "") yield JSON.parse(line) as unknown;
+          if (line !== "") yield parseJson(line, `watch ${path}`, true);
           newline = buffered.indexOf("\n");
         }
       }
+      // The server ends every event with a newline: anything left is half an
+      // event (a connection cut mid-frame). The caller renews the watch from
+      // the last whole event, so nothing is lost, but it must hear of it.
+      buffered += decoder.decode();
+      if (buffered.trim() !== "") throw new KubeResponseError(`watch ${path}: stream ended in the middle of an event: ${preview(buffered)}`);
     } finally {
       // Releasing the reader lets fetch close the connection when we stop early.
       await reader.cancel().catch(() => undefined);
@@ -102,7 +107,7 @@ export class KubeClient {
 
   private async json<T>(path: string, init: RequestInit): Promise<T> {
     const response = await this.send(path, init);
-    return (await response.json()) as T;
+    return parseJson(await response.text(), `${init.method} ${path}`, false) as T;
   }
 
   private async send(path: string, init: RequestInit): Promise<Response> {
@@ -132,4 +137,26 @@ export class KubeClient {
     }
     return response;
   }
+}
+
+/**
+ * parseJson reads one JSON document of a response, naming the request when
+ * it is not JSON. `showStart` adds the start of the text: only for watch
+ * events (VAs, PVs, CSINodes), never for a plain GET, which may be a
+ * Secret's, whose content must not reach a log line.
+ */
+function parseJson(text: string, what: string, showStart: boolean): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e: unknown) {
+    if (!(e instanceof SyntaxError)) throw e;
+    throw new KubeResponseError(`${what}: answer is not JSON (${e.message})${showStart ? `: ${preview(text)}` : ""}`, { cause: e });
+  }
+}
+
+/** preview shows the start of a body in an error message: enough to recognise it, never a whole object. */
+function preview(text: string): string {
+  const limit = 80;
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > limit ? `${flat.slice(0, limit)}...` : flat;
 }

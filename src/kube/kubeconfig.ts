@@ -69,7 +69,15 @@ function pemText(value: string | Buffer | undefined): string | undefined {
 export async function loadKubeConnection(options: KubeConnectionOptions = {}): Promise<KubeConnection> {
   const config = new KubeConfig();
   if (options.kubeconfig) {
-    config.loadFromFile(options.kubeconfig);
+    try {
+      config.loadFromFile(options.kubeconfig);
+    } catch (e: unknown) {
+      // client-node's errors name neither the file nor (for YAML) fit one
+      // line; say it as client-go's clientcmd does, so the one log line
+      // names the file and what is wrong with it.
+      const reason = (e instanceof Error ? e.message : String(e)).split("\n")[0]?.trim() ?? "";
+      throw new Error(`error loading config file ${JSON.stringify(options.kubeconfig)}: ${reason}`, { cause: e });
+    }
   } else {
     if (!process.env["KUBERNETES_SERVICE_HOST"] || !process.env["KUBERNETES_SERVICE_PORT"]) {
       throw new Error("no --kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)");

@@ -37,15 +37,17 @@ export class CallLog {
   }
 
   /**
-   * finish fills in how a call ended. A call cleared from the log while it
-   * ran stays cleared: the test asked to forget it.
+   * finish fills in how a call ended and returns the finished record. A
+   * call cleared from the log while it ran stays cleared (undefined): the
+   * test asked to forget it.
    */
-  finish(call: OpenCall, code: StatusCodeName, message: string | null): void {
+  finish(call: OpenCall, code: StatusCodeName, message: string | null): CallRecord | undefined {
     const index = this.#records.findIndex((r) => r.seq === call.seq);
     const record = this.#records[index];
-    if (record !== undefined) {
-      this.#records[index] = { ...record, code, message, finishedAt: new Date().toISOString() };
-    }
+    if (record === undefined) return undefined;
+    const finished = { ...record, code, message, finishedAt: new Date().toISOString() };
+    this.#records[index] = finished;
+    return finished;
   }
 
   /** list returns the records, of one method if given, in arrival order. */

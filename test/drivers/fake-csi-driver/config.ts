@@ -58,6 +58,21 @@ export const DriverConfigSchema = v.strictObject({
    * capabilities. Default false.
    */
   enforceCapabilities: v.optional(v.boolean(), false),
+  /**
+   * Largest request the gRPC server accepts, in bytes, as grpc-go's and
+   * grpc-js's max receive message length (both default to 4 MiB). A bigger
+   * request fails with RESOURCE_EXHAUSTED before any handler runs, so it is
+   * not in the call log. Read at launch only. Default null: grpc-js's default.
+   */
+  maxReceiveMessageBytes: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))), null),
+  /**
+   * Directory where the volume table is saved after every call that
+   * changed it (and loaded from at launch), and every finished call is
+   * appended to `calls.jsonl` (see state-dir.ts): a driver restarted on
+   * the same directory keeps its volumes, as a real driver's backend does.
+   * Read at launch only. Default null: state lives and dies with the process.
+   */
+  stateDir: v.optional(v.nullable(v.string()), null),
   /** Probe's ready field: true, false, or null for absent. Default true. */
   probeReady: v.optional(v.nullable(v.boolean()), true),
 });

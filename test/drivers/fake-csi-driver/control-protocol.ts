@@ -65,6 +65,13 @@ export const ScriptedAnswerSchema = v.strictObject({
    * reply does; default false (a failed call changes nothing).
    */
   apply: v.optional(v.boolean()),
+  /**
+   * After the delay and hang, close every client connection to the CSI
+   * socket without answering, as a driver whose gRPC server drops its
+   * sessions does (the process lives on and accepts new connections);
+   * default false. `code` and `response` are then ignored.
+   */
+  disconnect: v.optional(v.boolean()),
   /** How many calls this answer serves before it is used up; default 1. */
   times: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   /** Serve every matching call from now on (ignores `times`); default false. */

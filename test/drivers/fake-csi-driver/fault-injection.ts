@@ -24,14 +24,21 @@ export function createFaultInjectingHandler(
 ): UnaryHandler {
   return async (request, signal) => {
     const call = state.calls.begin(name, requestJson(method, request));
+    // Whether the normal behaviour ran to the end, i.e. the call changed state.
+    let applied = false;
+    const runNormal = (): Message => {
+      const response = normal(request);
+      applied = true;
+      return response;
+    };
     try {
       const answer = state.script.take(name, volumeIdOf(request));
-      const response = answer === undefined ? normal(request) : await answerAsScripted(answer, call.seq);
-      state.calls.finish(call, "OK", null);
+      const response = answer === undefined ? runNormal() : await answerAsScripted(answer, call.seq);
+      state.finishCall(call, "OK", null, applied);
       return response;
     } catch (e: unknown) {
       const error = CsiStatusError.from(e);
-      state.calls.finish(call, error.codeName, error.message);
+      state.finishCall(call, error.codeName, error.message, applied);
       throw error;
     }
 
@@ -42,14 +49,19 @@ export function createFaultInjectingHandler(
       if (answer.hang) {
         await state.gate.hold(seq, name, signal);
       }
+      if (answer.disconnect) {
+        state.disconnectClients();
+        // The connection is gone: nothing can answer this call any more.
+        throw new CsiStatusError(Code.Unavailable, "fake driver closed the connection mid-call");
+      }
       if (answer.code !== 0) {
         if (answer.apply) {
-          normal(request);
+          runNormal();
         }
         const message = answer.message ?? `scripted ${statusCodeName(answer.code)} for ${name}`;
         throw new CsiStatusError(answer.code, message);
       }
-      const response = normal(request);
+      const response = runNormal();
       return answer.response === undefined ? response : overrideResponse(method.output, response, answer.response);
     }
   };

@@ -9,6 +9,8 @@
 // `bun run` and needs no `bun build --target=node` detour.
 import type { DescService, Message } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
+import { EventEmitter } from "node:events";
+import type { Http2Session } from "node:http2";
 import { Controller, Identity } from "../../../gen/csi/v1/csi_pb.ts";
 import { createControllerHandlers } from "./controller-service.ts";
 import type { DriverState } from "./driver-state.ts";
@@ -35,7 +37,8 @@ export interface CsiServer {
  * exist; main.ts removes a stale one first.
  */
 export async function startCsiServer(socketPath: string, state: DriverState): Promise<CsiServer> {
-  const server = new grpc.Server();
+  const { maxReceiveMessageBytes } = state.config;
+  const server = new grpc.Server(maxReceiveMessageBytes === null ? {} : { "grpc.max_receive_message_length": maxReceiveMessageBytes });
   addService(server, Identity, createIdentityHandlers(state), state);
   addService(server, Controller, createControllerHandlers(state), state);
   await new Promise<void>((resolve, reject) => {
@@ -47,7 +50,23 @@ export async function startCsiServer(socketPath: string, state: DriverState): Pr
       }
     });
   });
+  state.onDisconnect(() => {
+    for (const session of openSessions(server)) session.destroy();
+  });
   return { stop: () => server.forceShutdown() };
+}
+
+/**
+ * openSessions lists the server's HTTP/2 sessions, one per client
+ * connection. grpc-js offers no public way to drop a client without
+ * shutting down, so this reads its private session map (grpc-js 1.14:
+ * `Server.sessions`, keyed by session); a grpc-js upgrade that renames it
+ * makes the `disconnect` unit test fail rather than pass silently.
+ */
+function openSessions(server: grpc.Server): Http2Session[] {
+  const sessions: unknown = Reflect.get(server, "sessions");
+  if (!(sessions instanceof Map)) throw new Error("grpc-js Server has no private sessions map any more: update openSessions");
+  return [...sessions.keys()].filter((session): session is Http2Session => session instanceof EventEmitter && "destroy" in session);
 }
 
 function addService<S extends DescService>(

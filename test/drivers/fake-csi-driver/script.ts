@@ -14,6 +14,7 @@ export interface Answer {
   /** Proto3 JSON fields replacing the normal response's. */
   readonly response: Readonly<Record<string, JsonValue>> | undefined;
   readonly apply: boolean;
+  readonly disconnect: boolean;
   readonly volumeId: string | undefined;
 }
 
@@ -109,6 +110,7 @@ function resolveAnswer(source: ScriptedAnswer): Answer {
     hang: source.hang ?? false,
     response: source.response,
     apply: source.apply ?? false,
+    disconnect: source.disconnect ?? false,
     volumeId: source.volumeId,
   };
 }

@@ -14,6 +14,12 @@ export interface AttacherOptions {
   readonly args?: readonly string[];
   /** Name for log files when one test runs several attachers. Default "attacher". */
   readonly name?: string;
+  /**
+   * Run the attacher under its own hostname, in a UTS namespace of its own
+   * (`unshare --uts`, as root), as each replica of a Deployment has one:
+   * leader election's identity is the hostname. Default: the host's.
+   */
+  readonly hostname?: string;
   /** Extra environment variables, on top of the test's own environment. */
   readonly env?: Record<string, string>;
 }
@@ -56,7 +62,15 @@ export async function startAttacher(options: AttacherOptions, waitForSync = true
   if (!existsSync(attacherBinary)) throw new Error(`${attacherBinary} is missing: run \`bun run build\` first`);
   const process = spawnManaged({
     name: options.name ?? "attacher",
-    command: [attacherBinary, `--kubeconfig=${options.kubeconfig}`, `--csi-address=${options.csiAddress}`, "-v=4", ...unthrottled, ...(options.args ?? [])],
+    command: [
+      ...(options.hostname === undefined ? [] : ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', options.hostname]),
+      attacherBinary,
+      `--kubeconfig=${options.kubeconfig}`,
+      `--csi-address=${options.csiAddress}`,
+      "-v=4",
+      ...unthrottled,
+      ...(options.args ?? []),
+    ],
     logDir: options.logDir,
     ...(options.env ? { env: { ...globalThis.process.env, ...options.env } } : {}),
   });

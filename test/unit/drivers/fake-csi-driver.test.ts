@@ -20,6 +20,7 @@ import {
 } from "../../../gen/csi/v1/csi_pb.ts";
 import { FakeCsiDriverControl } from "../../drivers/fake-csi-driver/control-client.ts";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../../drivers/fake-csi-driver/launch.ts";
+import { readJournal } from "../../drivers/fake-csi-driver/state-dir.ts";
 
 interface CsiClients {
   readonly identity: Client<typeof Identity>;
@@ -320,6 +321,41 @@ describe("fake CSI driver scripted answers", () => {
     expect(await driver.control.published()).toEqual({ "vol-1": ["node-a"] });
   });
 
+  it("closes the client's connection mid-call on a disconnect answer, and serves the next connection", async () => {
+    await using driver = await launchFakeCsiDriver();
+    let closedSockets = 0;
+    const transport = createGrpcTransport({
+      baseUrl: "http://localhost",
+      nodeOptions: {
+        createConnection: () => net.connect(driver.csiSocket).once("close", () => (closedSockets += 1)),
+      },
+    });
+    const controller = createClient(Controller, transport);
+    await driver.control.script("ControllerPublishVolume", [{ delayMs: 50, disconnect: true }]);
+
+    // What the client makes of a vanished connection is the client's business
+    // (Bun's http2 leaves the call to its deadline); the driver's part is
+    // that the connection is gone and nothing was published.
+    await rejection(controller.controllerPublishVolume(publishRequest("vol-1", "node-a"), { timeoutMs: 2_000 }));
+    expect(closedSockets).toBe(1);
+    expect((await driver.control.calls("ControllerPublishVolume")).map((call) => call.code)).toEqual(["Unavailable"]);
+    expect(await driver.control.published()).toEqual({});
+    expect((await controller.controllerPublishVolume(publishRequest("vol-1", "node-a"))).publishContext).toEqual({ devicePath: "/dev/fake/vol-1" });
+  });
+
+  it("refuses a request larger than maxReceiveMessageBytes with ResourceExhausted, before any handler", async () => {
+    await using driver = await launchFakeCsiDriver({ config: { maxReceiveMessageBytes: 1024 } });
+    const { controller } = connect(driver);
+
+    const failure = await rejection(
+      controller.controllerPublishVolume({ ...publishRequest("vol-big", "node-a"), volumeContext: { blob: "x".repeat(4096) } }),
+    );
+    expect(failure.code).toBe(Code.ResourceExhausted);
+    expect(failure.message).toMatch(/^Received message larger than max \(\d+ vs 1024\)$/);
+    expect(await driver.control.calls()).toEqual([]);
+    expect((await controller.controllerPublishVolume(publishRequest("vol-small", "node-a"))).publishContext).toEqual({ devicePath: "/dev/fake/vol-small" });
+  });
+
   it("refuses a script with an unknown status code, method or response field", async () => {
     await using driver = await launchFakeCsiDriver();
 
@@ -377,6 +413,30 @@ describe("fake CSI driver process", () => {
     await driver.restart();
     expect((await connect(driver).identity.probe({})).ready).toBe(true);
     expect(await driver.control.published()).toEqual({});
+  });
+
+  it("keeps its volumes and a journal of every finished call across a SIGKILL and restart, with stateDir", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "fake-csi-state-"));
+    try {
+      await using driver = await launchFakeCsiDriver({ config: { stateDir } });
+      await driver.control.script("ControllerPublishVolume", [{ code: "DeadlineExceeded", apply: true, volumeId: "vol-2" }]);
+      await connect(driver).controller.controllerPublishVolume(publishRequest("vol-1", "node-a"));
+      await rejection(connect(driver).controller.controllerPublishVolume(publishRequest("vol-2", "node-b")));
+      const firstPid = driver.pid;
+      await driver.restart();
+      await connect(driver).controller.controllerUnpublishVolume({ volumeId: "vol-1", nodeId: "node-a" });
+
+      expect(await driver.control.published()).toEqual({ "vol-1": [], "vol-2": ["node-b"] });
+      expect(
+        readJournal(stateDir).map(({ pid, method, code, applied, request }) => ({ first: pid === firstPid, method, code, applied, volumeId: request["volumeId"] })),
+      ).toEqual([
+        { first: true, method: "ControllerPublishVolume", code: "OK", applied: true, volumeId: "vol-1" },
+        { first: true, method: "ControllerPublishVolume", code: "DeadlineExceeded", applied: true, volumeId: "vol-2" },
+        { first: false, method: "ControllerUnpublishVolume", code: "OK", applied: true, volumeId: "vol-1" },
+      ]);
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
   });
 
   it("removes its sockets and temporary directory on dispose, but keeps a given directory", async () => {

@@ -1,0 +1,118 @@
+import type { TestCluster } from "../cluster/test-cluster";
+import type { CsiMethodName, ScriptedAnswer } from "../drivers/fake-csi-driver/control-protocol";
+import type { FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
+import type { Attachers } from "./attachers";
+
+/** What a fault may act on. */
+export interface FaultContext {
+  readonly cluster: TestCluster;
+  readonly driver: FakeCsiDriver;
+  readonly attachers: Attachers;
+  /** How long a scripted burst may wait for the churn to bring calls. */
+  readonly burstTimeoutMs: number;
+}
+
+/** Fault is one thing going wrong; `inject` returns once it is over and the system may recover. */
+export interface Fault {
+  readonly name: string;
+  inject(context: FaultContext): Promise<string>;
+}
+
+const publishAndUnpublish: readonly CsiMethodName[] = ["ControllerPublishVolume", "ControllerUnpublishVolume"];
+
+/** killApiserver ends kube-apiserver with SIGKILL: no graceful shutdown, watches cut mid-stream. */
+function killApiserver(cluster: TestCluster): void {
+  const [apiserver] = cluster.processes;
+  if (apiserver === undefined) throw new Error("no kube-apiserver to kill");
+  apiserver.killNow();
+}
+
+/** compactEtcd moves etcd's revision on and compacts everything before it: every older resourceVersion is gone. */
+async function compactEtcd(etcdUrl: string): Promise<number> {
+  const put = await fetch(`${etcdUrl}/v3/kv/put`, { method: "POST", body: JSON.stringify({ key: btoa("/chaos/bump"), value: btoa(String(Date.now())) }) });
+  const revision = ((await put.json()) as { header: { revision: string } }).header.revision;
+  const compaction = await fetch(`${etcdUrl}/v3/kv/compaction`, { method: "POST", body: JSON.stringify({ revision, physical: true }) });
+  if (!compaction.ok) throw new Error(`etcd compaction failed: ${await compaction.text()}`);
+  return Number(revision);
+}
+
+/** scriptBurst scripts `answers` for publish and unpublish and waits until the churn's calls used them up (or the time is over). */
+async function scriptBurst(context: FaultContext, answers: readonly ScriptedAnswer[]): Promise<string> {
+  const { control } = context.driver;
+  for (const method of publishAndUnpublish) await control.script(method, answers);
+  const deadline = performance.now() + context.burstTimeoutMs;
+  let pending = await control.pendingScript();
+  while (Object.keys(pending).length > 0 && performance.now() < deadline) {
+    await Bun.sleep(100);
+    pending = await control.pendingScript();
+  }
+  await control.clearScripts();
+  const left = Object.values(pending).flat().reduce((sum, answer) => sum + (answer.remaining === "always" ? 0 : answer.remaining), 0);
+  return left === 0 ? "all used" : `${left} answers unused when the burst ended`;
+}
+
+/** killAttacherDuring holds the next call of `method` in the driver, kills the attacher doing it (the leader, with replicas) with SIGKILL while it waits, and waits until attachers work again. */
+async function killAttacherDuring(context: FaultContext, method: CsiMethodName): Promise<string> {
+  const { control } = context.driver;
+  await control.script(method, [{ hang: true }]);
+  await control.waitForHung(method, 1, { timeoutMs: context.burstTimeoutMs });
+  const before = context.attachers.incarnations;
+  const killed = await context.attachers.killActive();
+  // The held call died with its client's connection; nothing to release.
+  await control.clearScripts();
+  await context.attachers.waitUntilWorking(before + 1);
+  return `${killed} killed with ${method} in flight; working again`;
+}
+
+/** The faults, in the order one cycle injects them. */
+export const faults: readonly Fault[] = [
+  {
+    name: "kube-apiserver killed (SIGKILL) and restarted",
+    async inject({ cluster }) {
+      killApiserver(cluster);
+      await cluster.restartApiserver();
+      return "restarted";
+    },
+  },
+  {
+    name: "etcd compacted while kube-apiserver is down, so every watch resumes into 410 Gone",
+    async inject({ cluster }) {
+      killApiserver(cluster);
+      let revision = 0;
+      await cluster.restartApiserver(async () => {
+        revision = await compactEtcd(cluster.etcdUrl);
+      });
+      return `compacted at revision ${revision}`;
+    },
+  },
+  { name: "attacher killed (SIGKILL) during ControllerPublishVolume", inject: (context) => killAttacherDuring(context, "ControllerPublishVolume") },
+  { name: "attacher killed (SIGKILL) during ControllerUnpublishVolume", inject: (context) => killAttacherDuring(context, "ControllerUnpublishVolume") },
+  ...(["DeadlineExceeded", "Unavailable", "Aborted", "ResourceExhausted"] as const).map(
+    (code): Fault => ({ name: `driver answers ${code} in a burst`, inject: (context) => scriptBurst(context, [{ code, message: `chaos ${code}`, times: 6 }]) }),
+  ),
+  {
+    name: "driver does the work but answers DeadlineExceeded (reply lost)",
+    inject: (context) => scriptBurst(context, [{ code: "DeadlineExceeded", apply: true, times: 4 }]),
+  },
+  {
+    name: "driver hangs past --timeout",
+    async inject(context) {
+      const outcome = await scriptBurst(context, [{ hang: true, times: 3 }]);
+      // Over only once the attacher gave up on every held call (its --timeout), not when the next fault kills them.
+      const deadline = performance.now() + context.burstTimeoutMs;
+      while ((await context.driver.control.hung()).length > 0 && performance.now() < deadline) await Bun.sleep(100);
+      const left = (await context.driver.control.hung()).length;
+      return left === 0 ? `${outcome}; every held call given up by the attacher` : `${outcome}; ${left} calls still held`;
+    },
+  },
+  {
+    name: "driver restarted (the attacher exits by design and is restarted)",
+    async inject({ driver, attachers }) {
+      const before = attachers.incarnations;
+      await driver.restart();
+      // Every attacher, a standby too, was connected to the driver: each exits and is restarted.
+      await attachers.waitUntilWorking(before + attachers.size);
+      return `driver pid ${driver.pid}; ${attachers.incarnations - before} attacher(s) restarted`;
+    },
+  },
+];

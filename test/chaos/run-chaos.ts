@@ -1,0 +1,183 @@
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AdminClient, type KubeObject } from "../cluster/admin-client";
+import { startTestCluster } from "../cluster/test-cluster";
+import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
+import { readJournal } from "../drivers/fake-csi-driver/state-dir";
+import { csiNode, paths } from "../e2e/support/objects";
+import { replicatedAttachers, singleAttacher } from "./attachers";
+import { Churn } from "./churn";
+import { EtcdHistory } from "./etcd-history";
+import { faults } from "./faults";
+import { checkInvariants, type InvariantResult } from "./invariants";
+
+/** Options of {@link runChaos}. */
+export interface ChaosOptions {
+  /** VAs the churn creates at least. */
+  readonly vas: number;
+  /** Fault cycles at least (each injects every fault once, one at a time); they go on until the churn has created `vas` VAs. Default 1. */
+  readonly cycles?: number;
+  /** How long everything may take to settle once the faults stop. Default 180 s. */
+  readonly settleTimeoutMs?: number;
+  /** Attacher replicas: 1 runs without leader election; more elect a leader, and the attacher faults kill the leader. Default 1. */
+  readonly replicas?: number;
+  /** Seed of the churn's random choices. Default 1. */
+  readonly seed?: number;
+  /** Where a line of progress goes. Default console.log. */
+  readonly print?: (line: string) => void;
+}
+
+/** ChaosReport is what a run did and what it found. */
+export interface ChaosReport {
+  readonly faults: readonly { readonly name: string; readonly outcome: string; readonly ms: number }[];
+  readonly churn: { readonly created: number; readonly deletedVas: number; readonly deletedPvs: number; readonly apiRetries: number; readonly live: number };
+  readonly attacherIncarnations: number;
+  readonly attacherExits: readonly string[];
+  readonly relists: number;
+  readonly driverCalls: Readonly<Record<string, number>>;
+  readonly historyChanges: number;
+  readonly settleMs: number;
+  readonly invariants: readonly InvariantResult[];
+  readonly totalMs: number;
+  /** Directory with every process's logs, kept for a failed run. */
+  readonly dir: string;
+}
+
+const driverName = "chaos.fake.csi.test";
+const finalizer = "external-attacher/chaos-fake-csi-test";
+const leaseName = "external-attacher-leader-chaos-fake-csi-test";
+const nodes = ["chaos-node-0", "chaos-node-1", "chaos-node-2"];
+const nodeIdOf = (node: string): string => `${node}-id`;
+
+/**
+ * runChaos churns VAs against the real kube-apiserver and the compiled
+ * attacher while injecting every fault of faults.ts one at a time, then lets
+ * the system settle and judges etcd's history and the driver's journal
+ * against the invariants. Loopback only; bounded in time and count.
+ */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const print = options.print ?? ((line: string) => console.log(line));
+  const started = performance.now();
+  const dir = mkdtempSync(join(tmpdir(), "chaos-"));
+  const stateDir = join(dir, "driver-state");
+  mkdirSync(stateDir);
+  // JSON in etcd so that the history can read it; no watch cache so that compaction reaches every watch.
+  await using cluster = await startTestCluster({ extraApiserverArgs: ["--storage-media-type=application/json", "--watch-cache=false"] });
+  const admin = new AdminClient(cluster);
+  const history = new EtcdHistory(cluster.etcdUrl);
+  await history.start();
+  for (const node of nodes) await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: nodeIdOf(node) }]));
+  await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName, stateDir } });
+  const attacherOptions = {
+    kubeconfig: cluster.kubeconfigPath,
+    csiAddress: driver.csiSocket,
+    logDir: dir,
+    args: ["--timeout=2s", "--retry-interval-start=200ms", "--retry-interval-max=5s", "--worker-threads=10", "-v=2"],
+  };
+  const replicas = options.replicas ?? 1;
+  const attachers = replicas > 1 ? replicatedAttachers(attacherOptions, replicas, admin, "default", leaseName) : singleAttacher(attacherOptions);
+  await attachers.start();
+  let stopped = false;
+  try {
+    print(`chaos: ${options.vas} VAs, at least ${options.cycles ?? 1} fault cycle(s), ${replicas} attacher replica(s), logs in ${dir}`);
+
+    const churn = new Churn({ admin, driverName, nodes, total: options.vas, maxLive: Math.max(10, Math.ceil(options.vas / 5)), paceMs: 30, random: seededRandom(options.seed ?? 1) });
+    let faultsDone = false;
+    const churning = churn.run(() => faultsDone);
+    const injected: { name: string; outcome: string; ms: number }[] = [];
+    try {
+      // At least `cycles` cycles, and on until the churn has created its VAs: every VA lives through faults.
+      for (let cycle = 0; cycle < (options.cycles ?? 1) || churn.created < options.vas; cycle++) {
+        for (const fault of faults) {
+          const t0 = performance.now();
+          const outcome = await fault.inject({ cluster, driver, attachers, burstTimeoutMs: 30_000 });
+          const ms = Math.round(performance.now() - t0);
+          injected.push({ name: fault.name, outcome, ms });
+          print(`chaos: fault ${injected.length}: ${fault.name}: ${outcome} (${ms} ms; ${churn.created} VAs created so far)`);
+        }
+      }
+    } finally {
+      faultsDone = true;
+    }
+    await churning;
+    print(`chaos: faults over; churn created ${churn.created} VAs, deleted ${churn.deletedVas} VAs and ${churn.deletedPvs} PVs (${churn.retries} API retries); settling`);
+
+    const settleStarted = performance.now();
+    await settle(admin, options.settleTimeoutMs ?? 180_000);
+    const settleMs = Math.round(performance.now() - settleStarted);
+    print(`chaos: settled in ${settleMs} ms; ${attachers.incarnations} attacher incarnations (${attachers.exits.join("; ")})`);
+    // Everything the driver and etcd did is in: stop the witnesses, then judge.
+    const published = await driver.control.published();
+    stopped = true;
+    await attachers.stop();
+    await history.stop();
+    const journal = readJournal(stateDir);
+    const invariants = checkInvariants({ history: history.changes, journal, published, driverName, finalizer, nodeIdOf });
+    if (invariants.some((result) => result.violations.length > 0)) {
+      // The evidence the judge used, kept beside the logs for whoever investigates.
+      writeFileSync(join(dir, "evidence.json"), JSON.stringify({ invariants, history: history.changes, published }, null, 1));
+    }
+    for (const result of invariants) {
+      print(`chaos: invariant ${result.violations.length === 0 ? "held" : "BROKEN"}: ${result.name} (${result.checked} checked)`);
+      for (const violation of result.violations.slice(0, 20)) print(`chaos:   ${violation}`);
+    }
+    const driverCalls: Record<string, number> = {};
+    for (const entry of journal) driverCalls[`${entry.method} ${entry.code}`] = (driverCalls[`${entry.method} ${entry.code}`] ?? 0) + 1;
+    return {
+      faults: injected,
+      churn: { created: churn.created, deletedVas: churn.deletedVas, deletedPvs: churn.deletedPvs, apiRetries: churn.retries, live: churn.live },
+      attacherIncarnations: attachers.incarnations,
+      attacherExits: attachers.exits,
+      relists: countInLogs(dir, '"Watch expired, relisting"'),
+      driverCalls,
+      historyChanges: history.changes.length,
+      settleMs,
+      invariants,
+      totalMs: Math.round(performance.now() - started),
+      dir,
+    };
+  } finally {
+    if (!stopped) {
+      await attachers.stop();
+      await history.stop().catch((e: unknown) => print(`chaos: ${String(e)}`));
+    }
+  }
+}
+
+/** settle waits until no VA or PV of ours is being deleted and every VA of ours is attached. */
+async function settle(admin: AdminClient, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  let unsettled: string[] = [];
+  while (performance.now() < deadline) {
+    const vas = (await admin.list<KubeObject & { spec?: { attacher?: string }; status?: { attached?: boolean } }>(paths.volumeAttachments)).items.filter(
+      (va) => va.spec?.attacher === driverName,
+    );
+    const pvs = (await admin.list<KubeObject>(paths.persistentVolumes)).items;
+    unsettled = [
+      ...vas.filter((va) => va.metadata?.deletionTimestamp !== undefined || va.status?.attached !== true).map((va) => `VA ${va.metadata?.name}`),
+      ...pvs.filter((pv) => pv.metadata?.deletionTimestamp !== undefined).map((pv) => `PV ${pv.metadata?.name}`),
+    ];
+    if (unsettled.length === 0) return;
+    await Bun.sleep(250);
+  }
+  throw new Error(`not settled within ${timeoutMs} ms: ${unsettled.slice(0, 20).join(", ")}${unsettled.length > 20 ? ", ..." : ""}`);
+}
+
+function countInLogs(dir: string, needle: string): number {
+  return readdirSync(dir)
+    .filter((name) => (name.startsWith("attacher-") || name.startsWith("chaos-replica-")) && name.endsWith(".stderr.log"))
+    .reduce((sum, name) => sum + readFileSync(join(dir, name), "utf8").split(needle).length - 1, 0);
+}
+
+/** seededRandom is mulberry32: small, fast, and the same sequence for the same seed. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,138 @@
+// `bun run soak`: the long run that shows the attacher does not leak (not
+// in CI). For SOAK_MINUTES (default 60) VAs churn steadily, every watch is
+// ended after SOAK_WATCH_SECONDS (default 30) as an API server's watch
+// timeout ends it (through a loopback proxy), --resync re-delivers every
+// object each 30 s, and the driver restarts every SOAK_DRIVER_RESTART_MINUTES
+// (default 10), which by design restarts the attacher too. Every 10 s it
+// samples the attacher's RSS, open fds and threads from /proc and prints a
+// line; at the end, per attacher process, the trend after warm-up.
+// Build the binary first (`bun run build`).
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Churn } from "../chaos/churn";
+import { AttacherSupervisor } from "../chaos/attacher-supervisor";
+import { AdminClient } from "../cluster/admin-client";
+import { startTestCluster } from "../cluster/test-cluster";
+import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
+import { CorruptingProxy } from "../e2e/support/corrupting-proxy";
+import { csiNode, paths } from "../e2e/support/objects";
+
+const minutes = Number(process.env["SOAK_MINUTES"] ?? "60");
+const watchSeconds = Number(process.env["SOAK_WATCH_SECONDS"] ?? "30");
+const driverRestartMinutes = Number(process.env["SOAK_DRIVER_RESTART_MINUTES"] ?? "10");
+const sampleMs = 10_000;
+/** Samples of each attacher process before this are warm-up, left out of its trend. */
+const warmUpMs = 60_000;
+const driverName = "soak.fake.csi.test";
+const nodes = ["soak-node-0", "soak-node-1"];
+
+interface Sample {
+  readonly atMs: number;
+  readonly incarnation: number;
+  readonly rssKiB: number;
+  readonly fds: number;
+  readonly threads: number;
+}
+
+function procStatus(pid: number, field: string): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((entry) => entry.startsWith(`${field}:`));
+  return Number.parseInt(line?.split(/\s+/)[1] ?? "NaN", 10);
+}
+
+/** slopePerMinute is the least-squares slope of `value` over time, per minute. */
+function slopePerMinute(samples: readonly Sample[], value: (sample: Sample) => number): number {
+  const n = samples.length;
+  if (n < 2) return Number.NaN;
+  const xs = samples.map((sample) => sample.atMs / 60_000);
+  const ys = samples.map(value);
+  const meanX = xs.reduce((a, b) => a + b, 0) / n;
+  const meanY = ys.reduce((a, b) => a + b, 0) / n;
+  let numerator = 0;
+  let denominator = 0;
+  xs.forEach((x, i) => {
+    numerator += (x - meanX) * ((ys[i] ?? 0) - meanY);
+    denominator += (x - meanX) ** 2;
+  });
+  return numerator / denominator;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "soak-"));
+mkdirSync(join(dir, "driver-state"));
+await using cluster = await startTestCluster();
+const admin = new AdminClient(cluster);
+await using proxy = new CorruptingProxy(cluster, watchSeconds * 1000);
+for (const node of nodes) await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
+await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName, stateDir: join(dir, "driver-state") } });
+const attachers = new AttacherSupervisor({
+  kubeconfig: proxy.kubeconfig(dir),
+  csiAddress: driver.csiSocket,
+  logDir: dir,
+  args: ["--resync=30s", "--timeout=5s", "-v=2"],
+});
+await attachers.start();
+console.log(`soak: ${minutes} min, watches end every ${watchSeconds} s, driver restarts every ${driverRestartMinutes} min; logs in ${dir}`);
+
+const started = performance.now();
+const over = () => performance.now() - started > minutes * 60_000;
+const churn = new Churn({ admin, driverName, nodes, total: 0, maxLive: 60, paceMs: 250, random: Math.random });
+const churning = churn.run(over);
+const samples: Sample[] = [];
+let lastRestart = performance.now();
+const incarnationStart = new Map<number, number>();
+try {
+  while (!over()) {
+    const incarnation = attachers.incarnations;
+    const pid = attachers.current.process.pid;
+    if (!incarnationStart.has(incarnation)) incarnationStart.set(incarnation, performance.now());
+    try {
+      const sample: Sample = {
+        atMs: Math.round(performance.now() - (incarnationStart.get(incarnation) ?? started)),
+        incarnation,
+        rssKiB: procStatus(pid, "VmRSS"),
+        fds: readdirSync(`/proc/${pid}/fd`).length,
+        threads: procStatus(pid, "Threads"),
+      };
+      samples.push(sample);
+      console.log(
+        `soak: t=${Math.round((performance.now() - started) / 1000)}s attacher-${incarnation} rss=${(sample.rssKiB / 1024).toFixed(1)}MiB fds=${sample.fds} threads=${sample.threads} vas: created=${churn.created} live=${churn.live}`,
+      );
+    } catch (e: unknown) {
+      // The attacher was between incarnations (driver restart): the next sample finds the new one.
+      console.log(`soak: no sample (${String(e)})`);
+    }
+    if (performance.now() - lastRestart > driverRestartMinutes * 60_000) {
+      const before = attachers.incarnations;
+      await driver.restart();
+      await attachers.waitForNext(before);
+      lastRestart = performance.now();
+      console.log(`soak: driver restarted; attacher-${attachers.incarnations} running`);
+    }
+    await Bun.sleep(sampleMs);
+  }
+} finally {
+  await churning;
+  await attachers.stop();
+}
+
+console.log("soak: trend per attacher process (samples after the first minute):");
+for (const incarnation of new Set(samples.map((sample) => sample.incarnation))) {
+  const own = samples.filter((sample) => sample.incarnation === incarnation && sample.atMs >= warmUpMs);
+  if (own.length < 2) {
+    console.log(`soak:   attacher-${incarnation}: too short to trend (${own.length} samples after warm-up)`);
+    continue;
+  }
+  const rss = own.map((sample) => sample.rssKiB / 1024);
+  console.log(
+    `soak:   attacher-${incarnation}: ${own.length} samples, rss ${Math.min(...rss).toFixed(1)}-${Math.max(...rss).toFixed(1)} MiB, ` +
+      `slope ${(slopePerMinute(own, (sample) => sample.rssKiB) / 1024).toFixed(3)} MiB/min; ` +
+      `fds ${Math.min(...own.map((sample) => sample.fds))}-${Math.max(...own.map((sample) => sample.fds))}, ` +
+      `threads ${Math.min(...own.map((sample) => sample.threads))}-${Math.max(...own.map((sample) => sample.threads))}`,
+  );
+}
+console.log(
+  `soak: churn created ${churn.created} VAs, deleted ${churn.deletedVas}; ${proxy.watchesEnded} watches ended at their lifetime; ` +
+    `${attachers.incarnations} attacher processes; exits: ${attachers.exits.join("; ") || "none"}`,
+);
