@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminClient, type KubeObject } from "../cluster/admin-client";
@@ -7,6 +7,7 @@ import { waitForCondition } from "../cluster/managed-process";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 import { startAttacher, type AttacherProcess } from "./support/attacher-process";
+import { upstreamRbacKubeconfig } from "./support/upstream-rbac";
 import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeJson, type VolumeAttachmentJson } from "./support/objects";
 
 /**
@@ -24,58 +25,11 @@ let driver: FakeCsiDriver;
 let attacher: AttacherProcess | undefined;
 let dir: string;
 
-/** Where each kind of deploy/kubernetes/rbac.yaml object is created. */
-function collectionOf(object: KubeObject): string {
-  const namespace = object.metadata?.namespace ?? "default";
-  switch (object.kind) {
-    case "ServiceAccount":
-      return `/api/v1/namespaces/${namespace}/serviceaccounts`;
-    case "ClusterRole":
-      return "/apis/rbac.authorization.k8s.io/v1/clusterroles";
-    case "ClusterRoleBinding":
-      return "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
-    case "Role":
-      return `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`;
-    case "RoleBinding":
-      return `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`;
-    default:
-      throw new Error(`deploy/kubernetes/rbac.yaml holds an unexpected ${object.kind}`);
-  }
-}
-
 beforeAll(async () => {
   cluster = await startTestCluster();
   admin = new AdminClient(cluster);
   dir = mkdtempSync(join(tmpdir(), "e2e-rbac-"));
-  const documents = Bun.YAML.parse(readFileSync(join(import.meta.dir, "../../deploy/kubernetes/rbac.yaml"), "utf8")) as KubeObject[];
-  for (const object of documents) await admin.create(collectionOf(object), object);
-
-  const token = await admin.request<{ status: { token: string } }>("POST", "/api/v1/namespaces/default/serviceaccounts/csi-attacher/token", {
-    apiVersion: "authentication.k8s.io/v1",
-    kind: "TokenRequest",
-    spec: { expirationSeconds: 3600 },
-  });
-  const kubeconfig = join(dir, "csi-attacher.kubeconfig");
-  writeFileSync(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "e2e", cluster: { server: cluster.server, "certificate-authority-data": Buffer.from(cluster.caPem).toString("base64") } }],
-      users: [{ name: "csi-attacher", user: { token: token.status.token } }],
-      contexts: [{ name: "e2e", context: { cluster: "e2e", user: "csi-attacher" } }],
-      "current-context": "e2e",
-    }),
-  );
-  // RBAC learns of new bindings through its informers: wait until ours applies.
-  await waitForCondition(
-    async () => {
-      const res = await fetch(`${cluster.server}${paths.volumeAttachments}?limit=1`, { headers: { Authorization: `Bearer ${token.status.token}` }, tls: { ca: cluster.caPem } });
-      await res.text();
-      return res.ok;
-    },
-    { description: "the csi-attacher service account's bindings to take effect", timeoutMs: 30_000 },
-  );
+  const { kubeconfig } = await upstreamRbacKubeconfig(cluster, admin, dir);
 
   driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
   await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
