@@ -8,7 +8,7 @@ import { startMockCsiDriver, type MockCsiDriver } from "../cluster/mock-csi-driv
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { startAttacher, type AttacherProcess } from "./support/attacher-process";
 import { csiTestClient } from "./support/csi-test-client";
-import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeJson, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeJson, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
 
 /**
  * The compiled attacher against a real kube-apiserver and a real CSI driver
@@ -106,7 +106,7 @@ describe("attach and detach through the real mock CSI driver", () => {
     await admin.create(paths.csiNodes, csiNode("node-elsewhere", [{ name: driverName, nodeID: "someone-else" }]));
     await admin.create(paths.persistentVolumes, persistentVolume("pv-3", { driver: driverName, volumeHandle: "3" }));
     await admin.create(paths.volumeAttachments, volumeAttachment("va-3", driverName, "node-elsewhere", "pv-3"));
-    const failed = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("va-3"), (va) => va?.status?.attachError !== undefined);
+    const failed = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("va-3"), hasSettledAttachError);
     expect({ attached: failed?.status?.attached, message: failed?.status?.attachError?.message, errorCode: failed?.status?.attachError?.errorCode }).toEqual({
       attached: false,
       message: `rpc error: code = NotFound desc = Not matching Node ID someone-else to Mock Node ID ${driver.nodeId}`,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { AdminApiError, AdminClient } from "../cluster/admin-client";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { csiNode, paths, persistentVolume, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
 import { callsFor, gapsMs, nodeIdAnnotation, prepublishedVa, rawPersistentVolume, ruleVolumeAttachment } from "./support/rule-objects";
 
 /**
@@ -55,7 +55,7 @@ describe("errors and retries", () => {
   it("backs off per item from --retry-interval-start doubling to --retry-interval-max, and its own attachError writes never re-trigger a publish", async () => {
     await setup.driver.control.script("ControllerPublishVolume", [{ code: "Internal", message: "backend busy", times: 6, volumeId: "vol-backoff" }]);
     await createPrepublished(setup, "backoff");
-    const failing = await waitForVa("backoff", (va) => va?.status?.attachError !== undefined);
+    const failing = await waitForVa("backoff", hasSettledAttachError);
     const attached = await waitForVa("backoff", (va) => va?.status?.attached === true);
     const calls = await callsFor(setup.driver, "ControllerPublishVolume", "vol-backoff");
     const gaps = gapsMs(calls);
@@ -95,7 +95,7 @@ describe("errors and retries", () => {
   it("saves a publish that outlives --timeout as DeadlineExceeded, keeps the VA finalizer (never reported detached), and retries until attached", async () => {
     await setup.driver.control.script("ControllerPublishVolume", [{ hang: true, times: 1, volumeId: "vol-timeout" }]);
     await createPrepublished(setup, "timeout");
-    const timedOut = await waitForVa("timeout", (va) => va?.status?.attachError !== undefined);
+    const timedOut = await waitForVa("timeout", hasSettledAttachError);
     const attached = await waitForVa("timeout", (va) => va?.status?.attached === true);
     await setup.driver.control.release();
     expect({
@@ -146,7 +146,7 @@ describe("sources", () => {
   it("refuses a PV without a CSI source in upstream's words, before adding the VA finalizer", async () => {
     await admin.create(paths.persistentVolumes, rawPersistentVolume("pv-nfs", { nfs: { server: "nfs.example", path: "/export" } }));
     await admin.create(paths.volumeAttachments, ruleVolumeAttachment("nfs", { attacher: setup.driverName, node, pv: "pv-nfs" }));
-    const failed = await waitForVa("nfs", (va) => va?.status?.attachError !== undefined);
+    const failed = await waitForVa("nfs", hasSettledAttachError);
     expect({ message: failed?.status?.attachError?.message, finalizers: failed?.metadata.finalizers }).toEqual({
       message: "pv spec contained non-csi source that was not migrated",
       finalizers: undefined,
@@ -188,7 +188,7 @@ describe("node IDs on attach", () => {
       paths.volumeAttachments,
       ruleVolumeAttachment("nodriver", { attacher: setup.driverName, node: "other-driver-node", pv: "pv-nodriver", annotations: { [nodeIdAnnotation]: "remembered" } }),
     );
-    const failed = await waitForVa("nodriver", (va) => va?.status?.attachError !== undefined);
+    const failed = await waitForVa("nodriver", hasSettledAttachError);
     expect({ message: failed?.status?.attachError?.message, calls: await callsFor(setup.driver, "ControllerPublishVolume", "vol-nodriver") }).toEqual({
       message: `CSINode other-driver-node does not contain driver ${setup.driverName}`,
       calls: [],

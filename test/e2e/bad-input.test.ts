@@ -6,7 +6,7 @@ import { AdminApiError, AdminClient } from "../cluster/admin-client";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 import { startAttacher, type AttacherProcess } from "./support/attacher-process";
-import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeOptions, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeOptions, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
 import { callsFor, rawPersistentVolume, ruleVolumeAttachment } from "./support/rule-objects";
 import { grantSecretRead, upstreamRbacKubeconfig } from "./support/upstream-rbac";
 
@@ -232,7 +232,13 @@ describe("bad VolumeAttachments, PVs and nodes", () => {
       await admin.create(paths.volumeAttachments, volumeAttachment(`good-${id}`, driverName, node, `pv-good-${id}`));
 
       if ("attachError" in outcome) {
-        const failed = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment(`bad-${id}`), (got) => got?.status?.attachError !== undefined, 60_000);
+        // A row that expects the missing-PV error itself waits for exactly it.
+        const expected = outcome.attachError;
+        const failed = await admin.waitFor<VolumeAttachmentJson>(
+          paths.volumeAttachment(`bad-${id}`),
+          (got) => hasSettledAttachError(got) || got?.status?.attachError?.message === expected,
+          60_000,
+        );
         const message = failed?.status?.attachError?.message ?? "";
         if (typeof outcome.attachError === "string") expect(message).toBe(outcome.attachError);
         else expect(message).toMatch(outcome.attachError);

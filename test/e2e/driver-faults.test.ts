@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { AdminClient } from "../cluster/admin-client";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
 
 /**
  * How the compiled attacher handles a driver that fails, hangs, or needs
@@ -56,7 +56,7 @@ describe("driver errors", () => {
     // finalizer patch (as upstream's is), so one would be retried too soon to observe.
     await setup.driver.control.script("ControllerPublishVolume", [{ hang: true, times: 2, volumeId: "vol-slow" }]);
     await createVolumeAttachment("slow");
-    const timedOut = await waitForVa("slow", (va) => va?.status?.attachError !== undefined);
+    const timedOut = await waitForVa("slow", hasSettledAttachError);
     expect({ message: timedOut?.status?.attachError?.message, errorCode: timedOut?.status?.attachError?.errorCode }).toEqual({
       message: "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
       errorCode: 4,
@@ -70,7 +70,7 @@ describe("driver errors", () => {
   it("unpublishes a VA deleted while its publish kept timing out, before letting it go", async () => {
     await setup.driver.control.script("ControllerPublishVolume", [{ hang: true, always: true, volumeId: "vol-stuck" }]);
     await createVolumeAttachment("stuck");
-    await waitForVa("stuck", (va) => va?.status?.attachError !== undefined);
+    await waitForVa("stuck", hasSettledAttachError);
     await admin.delete(paths.volumeAttachment("stuck"));
     await waitForVa("stuck", (va) => va === null);
     // The publish may have happened after the deadline: only an unpublish makes sure it did not stick.
@@ -138,7 +138,7 @@ describe("what a publish request carries", () => {
 
   it("names a Secret it cannot read, and nothing of its content", async () => {
     await createVolumeAttachment("nosecret", { controllerPublishSecretRef: { name: "absent", namespace: "default" } });
-    const failed = await waitForVa("nosecret", (va) => va?.status?.attachError !== undefined);
+    const failed = await waitForVa("nosecret", hasSettledAttachError);
     expect(failed?.status?.attachError?.message).toBe('failed to load secret "default/absent": secrets "absent" not found');
     expect(failed?.metadata.finalizers).toBeUndefined();
   });
@@ -152,7 +152,7 @@ describe("VAs that cannot be attached", () => {
     });
     await admin.delete(paths.persistentVolume("pv-doomed"));
     await admin.create(paths.volumeAttachments, volumeAttachment("doomed", setup.driverName, node, "pv-doomed"));
-    const failed = await waitForVa("doomed", (va) => va?.status?.attachError !== undefined);
+    const failed = await waitForVa("doomed", hasSettledAttachError);
     expect(failed?.status?.attachError?.message).toBe('PersistentVolume "pv-doomed" is marked for deletion');
     expect(await callsFor("ControllerPublishVolume", "vol-doomed")).toEqual([]);
   });
@@ -162,7 +162,7 @@ describe("VAs that cannot be attached", () => {
     await admin.create(paths.persistentVolumes, persistentVolume("pv-no-node", { driver: setup.driverName, volumeHandle: "vol-no-node" }));
     await admin.create(paths.volumeAttachments, volumeAttachment("no-node", setup.driverName, "node-absent", "pv-no-node"));
     const noPv = await waitForVa("no-pv", (va) => va?.status?.attachError !== undefined);
-    const noNode = await waitForVa("no-node", (va) => va?.status?.attachError !== undefined);
+    const noNode = await waitForVa("no-node", hasSettledAttachError);
     expect([noPv?.status?.attachError?.message, noNode?.status?.attachError?.message]).toEqual([
       'persistentvolume "pv-absent" not found',
       'csinode.storage.k8s.io "node-absent" not found',

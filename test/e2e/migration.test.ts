@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { AdminClient } from "../cluster/admin-client";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { paths, volumeAttachment, type PersistentVolumeJson, type VolumeAttachmentJson } from "./support/objects";
+import { paths, volumeAttachment, type PersistentVolumeJson, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
 
 /**
  * CSI migration end to end: in-tree GCE PD PVs, as clusters created before
@@ -94,7 +94,7 @@ describe("CSI migration of in-tree GCE PD PVs", () => {
   it("reports a PV it cannot translate in attachError, in upstream's words, without calling the driver", async () => {
     await admin.create(paths.persistentVolumes, gcePdPersistentVolume("pv-gce-split", "disk-3", "us-central1-a__europe-west1-b", ["ReadWriteOnce"]));
     await admin.create(paths.volumeAttachments, volumeAttachment("gce-split", driverName, node, "pv-gce-split"));
-    const failed = await waitForVa("gce-split", (va) => va?.status?.attachError !== undefined);
+    const failed = await waitForVa("gce-split", hasSettledAttachError);
     expect({ message: failed?.status?.attachError?.message, finalizers: failed?.metadata.finalizers }).toEqual({
       message:
         "failed to translate in tree pv to CSI: failed to get region from zones: multiple or no regions gotten from zones, got: map[europe-west1:{} us-central1:{}]",

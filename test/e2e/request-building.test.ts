@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { AdminApiError, AdminClient } from "../cluster/admin-client";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { paths, persistentVolume, type PersistentVolumeOptions, type VolumeAttachmentJson } from "./support/objects";
+import { paths, persistentVolume, type PersistentVolumeOptions, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
 import { callsFor, ruleVolumeAttachment } from "./support/rule-objects";
 
 /**
@@ -49,11 +49,7 @@ async function attachOutcome(setup: FakeDriverSetup, volume: string, pv: Omit<Pe
   const volumeHandle = `vol-${volume}`;
   await admin.create(paths.persistentVolumes, persistentVolume(`pv-${name}`, { driver: setup.driverName, volumeHandle, ...pv }));
   await admin.create(paths.volumeAttachments, ruleVolumeAttachment(name, { attacher: setup.driverName, node, pv: `pv-${name}` }));
-  // The VA may reach the attacher before the PV's watch event does: that
-  // first "persistentvolume ... not found" is retried away, so only an error
-  // about the request itself is an outcome.
-  const settled = (v: VolumeAttachmentJson | null) =>
-    v?.status?.attached === true || (v?.status?.attachError !== undefined && !/^persistentvolume ".*" not found$/.test(v.status.attachError.message ?? ""));
+  const settled = (v: VolumeAttachmentJson | null) => v?.status?.attached === true || hasSettledAttachError(v);
   const va = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment(name), settled, 30_000);
   if (!va?.status?.attached) return { attachError: va?.status?.attachError?.message };
   const [call] = await callsFor(setup.driver, "ControllerPublishVolume", volumeHandle);

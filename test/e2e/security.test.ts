@@ -8,7 +8,7 @@ import { waitForCondition } from "../cluster/managed-process";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 import { startAttacher, type AttacherProcess } from "./support/attacher-process";
-import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
 import { callsFor } from "./support/rule-objects";
 import { selfSignedLoopbackCertificate } from "./support/self-signed-certificate";
 
@@ -77,7 +77,7 @@ describe("Secrets at -v=10", () => {
     await driver.control.script("ControllerPublishVolume", [{ code: "PermissionDenied", message: "credentials refused", always: true, volumeId: "vol-refused" }]);
     await admin.create(paths.persistentVolumes, persistentVolume("pv-refused", { driver: driverName, volumeHandle: "vol-refused", controllerPublishSecretRef: secretRef }));
     await admin.create(paths.volumeAttachments, volumeAttachment("va-refused", driverName, node, "pv-refused"));
-    const refused = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("va-refused"), (va) => va?.status?.attachError !== undefined);
+    const refused = await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("va-refused"), hasSettledAttachError);
     await attacher.waitForLog(/"Error processing" queue="csi-attacher-va" name="va-refused"/);
 
     // The Secret was really used: otherwise finding nothing would prove nothing.

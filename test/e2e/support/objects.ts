@@ -81,3 +81,14 @@ export type VolumeAttachmentJson = {
 export type PersistentVolumeJson = {
   metadata: { name: string; finalizers?: string[]; deletionTimestamp?: string };
 };
+
+/**
+ * hasSettledAttachError says the VA carries an attachError that is the
+ * outcome under test: not the `persistentvolume "…" not found` a VA gets when
+ * it reaches the attacher before its PV's watch event does, which the retry
+ * clears. Tests about a missing PV wait for that error directly.
+ */
+export function hasSettledAttachError(va: VolumeAttachmentJson | null | undefined): boolean {
+  const message = va?.status?.attachError?.message;
+  return message !== undefined && !/^persistentvolume ".*" not found$/.test(message);
+}
