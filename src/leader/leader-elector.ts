@@ -1,6 +1,7 @@
 import { isNotFound } from "../kube/errors";
 import type { Logger } from "../log/logger";
 import { realClock, type Clock } from "../queue/clock";
+import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
 import {
   acquireRetryDelay,
@@ -132,7 +133,7 @@ export class LeaderElector implements LeaderElectionStatus {
         return true;
       }
       this.log.v(4).info("Failed to acquire lease");
-      await this.sleep(acquireRetryDelay(this.options.retryPeriodMs, this.random()), signal);
+      await abortableSleep(acquireRetryDelay(this.options.retryPeriodMs, this.random()), signal, this.clock);
     }
     return false;
   }
@@ -151,7 +152,7 @@ export class LeaderElector implements LeaderElectionStatus {
         if (renewed || stop.aborted) break;
         const remaining = deadline - this.clock.now();
         if (remaining <= 0) break;
-        await this.sleep(Math.min(this.options.retryPeriodMs, remaining), stop);
+        await abortableSleep(Math.min(this.options.retryPeriodMs, remaining), stop, this.clock);
         if (this.clock.now() >= deadline) break;
       }
       this.maybeReportTransition();
@@ -161,7 +162,7 @@ export class LeaderElector implements LeaderElectionStatus {
         return "lost";
       }
       this.log.v(5).info("Successfully renewed lease");
-      await this.sleep(this.options.retryPeriodMs, stop);
+      await abortableSleep(this.options.retryPeriodMs, stop, this.clock);
     }
     return "stopped";
   }
@@ -263,21 +264,5 @@ export class LeaderElector implements LeaderElectionStatus {
       parent.removeEventListener("abort", abort);
     }
   }
-
-  /** Waits `ms` on the injected clock, or less if `signal` aborts. */
-  private sleep(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      if (signal.aborted) {
-        resolve();
-        return;
-      }
-      const done = () => {
-        this.clock.clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = this.clock.setTimeout(done, ms);
-      signal.addEventListener("abort", done, { once: true });
-    });
-  }
 }
+
