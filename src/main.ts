@@ -231,7 +231,7 @@ async function runAttacher(
 
   const api = new AttacherApi(client, vas, pvs);
   // Attach and detach failures also become Warning events on the VA (beyond upstream).
-  const events = new EventRecorder({ client, log, component: "csi-attacher", host: hostname() });
+  const events = new EventRecorder({ client, log, component: "csi-attacher", host: hostname(), signal });
   const writer = new VolumeAttachmentWriter({ api, driverName: driver.name, events });
   // Shared with the reconciler, which marks VAs whose status disagrees with the driver.
   const forcedSyncs = new ForcedSyncs();

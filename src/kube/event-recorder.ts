@@ -1,5 +1,6 @@
 import type { Logger } from "../log/logger";
 import { realClock, type Clock } from "../queue/clock";
+import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
 import { EventCorrelator, type CorrelationResult } from "./event-correlator";
 import { isAlreadyExists, isNotFound, KubeApiError } from "./errors";
@@ -25,6 +26,8 @@ export interface EventRecorderOptions {
   readonly retryDelayMs?: number;
   /** Random numbers in [0, 1) for the first retry's spread. Default Math.random. */
   readonly random?: () => number;
+  /** Ends the retry waits of pending writes, so shutdown does not wait out a retry delay. Default: never. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -50,6 +53,7 @@ export class EventRecorder {
   private readonly maxTries: number;
   private readonly retryDelayMs: number;
   private readonly random: () => number;
+  private readonly signal: AbortSignal;
   /** The chain of pending writes; each link writes one event after the previous one settled. */
   private tail: Promise<void> = Promise.resolve();
   private queued = 0;
@@ -66,6 +70,7 @@ export class EventRecorder {
     this.maxTries = options.maxTries ?? 12;
     this.retryDelayMs = options.retryDelayMs ?? 10_000;
     this.random = options.random ?? Math.random;
+    this.signal = options.signal ?? new AbortController().signal;
   }
 
   /** warning records a Warning event about `object`; it returns at once. */
@@ -134,7 +139,8 @@ export class EventRecorder {
           return;
         }
         // Spread the first retry so replicas recovering together do not retry in lockstep.
-        await this.sleep(tries === 1 ? this.random() * this.retryDelayMs : this.retryDelayMs);
+        if (this.signal.aborted) return;
+        await abortableSleep(tries === 1 ? this.random() * this.retryDelayMs : this.retryDelayMs, this.signal, this.clock);
       }
     }
   }
@@ -151,10 +157,6 @@ export class EventRecorder {
       }
     }
     return this.client.post<CoreEvent>(eventsPath(event.metadata.namespace), { apiVersion: "v1", kind: "Event", ...withoutResourceVersion(event) });
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
   }
 }
 
