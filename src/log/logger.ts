@@ -98,16 +98,15 @@ export class Logger {
 
   /** Returns a logger that prints only when -v is at least `level`; a disabled one costs nothing per call. */
   v(level: number): LeveledLogger {
-    if (level > this.options.verbosity && !this.vmoduleAllows(level)) return disabledLogger;
-    return { enabled: true, info: (message, fields) => this.write("I", message, fields, level) };
-  }
-
-  // Walks the stack only when some --vmodule rule could grant this level.
-  private vmoduleAllows(level: number): boolean {
+    if (level <= this.options.verbosity) return { enabled: true, info: (message, fields) => this.write("I", message, fields, level) };
+    // Above -v, only a --vmodule rule for the calling file can enable the
+    // line; the call site found for that question is the one printed, so
+    // the stack is walked once.
     const { vmodule } = this.options;
-    if (level > vmodule.maxVerbosity) return false;
+    if (level > vmodule.maxVerbosity) return disabledLogger;
     const site = callSite(loggerFiles);
-    return site !== undefined && level <= vmodule.verbosityOf(site.path);
+    if (site === undefined || level > vmodule.verbosityOf(site.path)) return disabledLogger;
+    return { enabled: true, info: (message, fields) => this.write("I", message, fields, level, site) };
   }
 
   info(message: string, fields?: LogFields): void {
@@ -122,9 +121,9 @@ export class Logger {
     this.write("E", message, fields, 0);
   }
 
-  private write(severity: Severity, message: string, fields: LogFields | undefined, level: number): void {
+  private write(severity: Severity, message: string, fields: LogFields | undefined, level: number, knownSite?: CallSite): void {
     // Only lines that are printed get here, so the stack walk is off the hot path of disabled levels.
-    const site = callSite(loggerFiles);
+    const site = knownSite ?? callSite(loggerFiles);
     const time = this.options.now();
     const line =
       this.options.format === "json"
