@@ -1,4 +1,6 @@
 import * as v from "valibot";
+import { leaseTimingProblem } from "../leader/leader-election-options";
+import { jitterFactor } from "../leader/lease-decisions";
 import { formatGoDuration } from "./duration";
 import { FlagError } from "./errors";
 import { flags, type AnyFlag, type SomeFlag } from "./flag-table";
@@ -60,9 +62,6 @@ function isSet(value: unknown): boolean {
   return value !== "";
 }
 
-// client-go leaderelection.JitterFactor: retries are spread up to this factor of the retry period.
-const leaderElectionJitterFactor = 1.2;
-
 /** checkAcrossFlags rejects combinations each flag alone cannot see. */
 function checkAcrossFlags(config: Config): void {
   if (config.retryIntervalMaxMs < config.retryIntervalStartMs) {
@@ -75,14 +74,15 @@ function checkAcrossFlags(config: Config): void {
   // client-go's leader elector refuses these timings when it starts (upstream then exits 1); say so before anything runs.
   if (config.leaderElection) {
     const { leaderElectionLeaseDurationMs: lease, leaderElectionRenewDeadlineMs: renew, leaderElectionRetryPeriodMs: retry } = config;
-    if (lease <= renew) {
+    const problem = leaseTimingProblem(lease, renew, retry);
+    if (problem === "lease-not-longer-than-renew-deadline") {
       throw FlagError.unacceptable("leader-election-lease-duration", formatGoDuration(lease), `must be longer than --leader-election-renew-deadline ${formatGoDuration(renew)}`);
     }
-    if (renew <= leaderElectionJitterFactor * retry) {
+    if (problem === "renew-deadline-not-longer-than-jittered-retry") {
       throw FlagError.unacceptable(
         "leader-election-renew-deadline",
         formatGoDuration(renew),
-        `must be longer than ${leaderElectionJitterFactor} x --leader-election-retry-period ${formatGoDuration(retry)}`,
+        `must be longer than ${jitterFactor} x --leader-election-retry-period ${formatGoDuration(retry)}`,
       );
     }
   }

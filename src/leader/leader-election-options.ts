@@ -37,6 +37,21 @@ export class LeaderElectionConfigError extends Error {
   override name = "LeaderElectionConfigError";
 }
 
+/**
+ * LeaseTimingProblem is which of client-go's NewLeaderElector rules a set of
+ * timings breaks: the lease must outlast the renew deadline, and the renew
+ * deadline must outlast one jittered retry, or two replicas could both think
+ * they lead.
+ */
+export type LeaseTimingProblem = "lease-not-longer-than-renew-deadline" | "renew-deadline-not-longer-than-jittered-retry";
+
+/** leaseTimingProblem checks those two rules; the flag parser and the elector word the answer each for their reader. */
+export function leaseTimingProblem(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): LeaseTimingProblem | undefined {
+  if (leaseDurationMs <= renewDeadlineMs) return "lease-not-longer-than-renew-deadline";
+  if (renewDeadlineMs <= jitterFactor * retryPeriodMs) return "renew-deadline-not-longer-than-jittered-retry";
+  return undefined;
+}
+
 /** resolveLeaderElectionOptions fills the defaults and rejects timings under which leadership could overlap. */
 export function resolveLeaderElectionOptions(options: LeaderElectionOptions): ResolvedLeaderElectionOptions {
   const resolved: ResolvedLeaderElectionOptions = {
@@ -55,12 +70,13 @@ export function resolveLeaderElectionOptions(options: LeaderElectionOptions): Re
     throw new LeaderElectionConfigError(`--leader-election-lease-duration=${resolved.leaseDurationMs}ms must be at least 1s`);
   }
   if (resolved.retryPeriodMs <= 0) throw new LeaderElectionConfigError("--leader-election-retry-period must be greater than zero");
-  if (resolved.leaseDurationMs <= resolved.renewDeadlineMs) {
+  const problem = leaseTimingProblem(resolved.leaseDurationMs, resolved.renewDeadlineMs, resolved.retryPeriodMs);
+  if (problem === "lease-not-longer-than-renew-deadline") {
     throw new LeaderElectionConfigError(
       `--leader-election-lease-duration (${resolved.leaseDurationMs}ms) must be greater than --leader-election-renew-deadline (${resolved.renewDeadlineMs}ms)`,
     );
   }
-  if (resolved.renewDeadlineMs <= jitterFactor * resolved.retryPeriodMs) {
+  if (problem === "renew-deadline-not-longer-than-jittered-retry") {
     throw new LeaderElectionConfigError(
       `--leader-election-renew-deadline (${resolved.renewDeadlineMs}ms) must be greater than ${jitterFactor} x --leader-election-retry-period (${resolved.retryPeriodMs}ms)`,
     );
