@@ -90,16 +90,10 @@ async function main(argv: readonly string[]): Promise<number> {
     });
   }
 
-  let throttle: ((signal?: AbortSignal) => Promise<void>) | undefined;
-  try {
-    // One bucket for every request of the work path, watches included (client-go
-    // throttles a watch's opening request too). Leader election has its own client.
-    throttle = createApiThrottle(config.kubeApiQps, config.kubeApiBurst);
-  } catch (e: unknown) {
-    if (!(e instanceof RangeError)) throw e;
-    process.stderr.write(`${e.message}\n`);
-    return 1;
-  }
+  // One bucket for every request of the work path, watches included (client-go
+  // throttles a watch's opening request too). Leader election has its own
+  // client. The flag schemas have already refused values it cannot take.
+  const throttle = createApiThrottle(config.kubeApiQps, config.kubeApiBurst);
 
   // The endpoint is up from the start, so /healthz answers and /readyz says
   // what start-up still waits for. Without --http-endpoint nothing listens

@@ -227,7 +227,8 @@ export const flagTable = [
     kind: intKind,
     defaultValue: 10,
     help: "Burst to use while communicating with the kubernetes apiserver. Defaults to 10.",
-    schema: anyInteger,
+    // 0 means client-go's default of 10; a negative burst would fail every request.
+    schema: v.pipe(v.number(), v.integer(), v.minValue(0, "must be 0 (the default of 10) or more")),
   }),
   defineFlag({
     name: "http-endpoint",

@@ -229,6 +229,7 @@ describe("bad values", () => {
     [["--timeout=0s"], 'invalid value "0s" for flag --timeout: must be greater than zero', 1],
     [["--resync=-1m"], 'invalid value "-1m" for flag --resync: must be 0 (no resync) or more', 1],
     [["--max-entries=-5"], 'invalid value "-5" for flag --max-entries: must be 0 (no limit) or more', 1],
+    [["--kube-api-burst=-1"], 'invalid value "-1" for flag --kube-api-burst: must be 0 (the default of 10) or more', 1],
     [["--csi-address="], 'invalid value "" for flag --csi-address: must name the CSI driver\'s Unix socket', 1],
     [["--metrics-path=metrics"], 'invalid value "metrics" for flag --metrics-path: must be an HTTP path starting with "/"', 1],
     [["--log-text-split-stream"], 'invalid value "true" for flag --log-text-split-stream: must be left at its default: the LoggingAlphaOptions feature is disabled', 1],
