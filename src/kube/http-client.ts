@@ -1,4 +1,5 @@
 import { KubeApiError, KubeResponseError, KubeTransportError } from "./errors";
+import { errorMessage } from "../util/error-message";
 import type { KubeConnection } from "./kubeconfig";
 
 /** The patch types the attacher sends; each maps to its Content-Type. */
@@ -54,9 +55,7 @@ export class KubeClient {
 
   /** post creates `object` in the collection at `path` and returns what the server stored. */
   async post<T>(path: string, object: unknown, signal?: AbortSignal): Promise<T> {
-    const init: RequestInit = { method: "POST", body: JSON.stringify(object), contentType: "application/json" };
-    if (signal) init.signal = signal;
-    return this.json<T>(path, init);
+    return this.sendObject<T>("POST", path, object, signal);
   }
 
   /**
@@ -65,7 +64,11 @@ export class KubeClient {
    * object changed since that version was read.
    */
   async put<T>(path: string, object: unknown, signal?: AbortSignal): Promise<T> {
-    const init: RequestInit = { method: "PUT", body: JSON.stringify(object), contentType: "application/json" };
+    return this.sendObject<T>("PUT", path, object, signal);
+  }
+
+  private async sendObject<T>(method: "POST" | "PUT", path: string, object: unknown, signal: AbortSignal | undefined): Promise<T> {
+    const init: RequestInit = { method, body: JSON.stringify(object), contentType: "application/json" };
     if (signal) init.signal = signal;
     return this.json<T>(path, init);
   }
@@ -130,7 +133,7 @@ export class KubeClient {
       });
     } catch (e: unknown) {
       if (init.signal?.aborted) throw e;
-      throw new KubeTransportError(`${init.method} ${path}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      throw new KubeTransportError(`${init.method} ${path}: ${errorMessage(e)}`, { cause: e });
     }
     if (!response.ok) {
       throw KubeApiError.from(response.status, await response.text(), `${init.method} ${path}`);

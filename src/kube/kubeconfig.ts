@@ -1,4 +1,5 @@
 import { KubeConfig } from "@kubernetes/client-node/dist/config.js";
+import { errorMessage } from "../util/error-message";
 import { TokenFile } from "./token-file";
 
 /**
@@ -75,7 +76,7 @@ export async function loadKubeConnection(options: KubeConnectionOptions = {}): P
       // client-node's errors name neither the file nor (for YAML) fit one
       // line; say it as client-go's clientcmd does, so the one log line
       // names the file and what is wrong with it.
-      const reason = (e instanceof Error ? e.message : String(e)).split("\n")[0]?.trim() ?? "";
+      const reason = errorMessage(e).split("\n")[0]?.trim() ?? "";
       throw new Error(`error loading config file ${JSON.stringify(options.kubeconfig)}: ${reason}`, { cause: e });
     }
   } else {

@@ -1,4 +1,5 @@
 import { closeSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { errorMessage } from "./error-message";
 
 /**
  * The environment variable that moves the termination message file away
@@ -24,14 +25,14 @@ export function writeTerminationMessage(path: string, message: string): string |
   try {
     fd = openSync(path, "r+");
   } catch (e: unknown) {
-    return e instanceof Error ? e.message : String(e);
+    return errorMessage(e);
   }
   try {
     ftruncateSync(fd, 0);
     writeSync(fd, `${message}\n`, 0);
     return undefined;
   } catch (e: unknown) {
-    return e instanceof Error ? e.message : String(e);
+    return errorMessage(e);
   } finally {
     closeSync(fd);
   }
