@@ -7,17 +7,14 @@ export interface EventCorrelatorOptions {
   readonly clock: Clock;
   /** Names a new event about an object (see eventNamer). */
   readonly nameEvent: (objectName: string) => string;
-  /** Spam filter burst per source and object. Default 25. */
-  readonly burst?: number;
-  /** Spam filter refill in events per second. Default 1/300. */
-  readonly qps?: number;
-  /** Distinct messages with one reason about one object before they are combined. Default 10. */
-  readonly maxSimilarEvents?: number;
-  /** How long similar messages are counted together. Default 10 minutes. */
-  readonly aggregateIntervalMs?: number;
-  /** Entries of each cache. Default 4096. */
-  readonly cacheSize?: number;
 }
+
+// client-go's defaults, which nobody tunes: distinct messages with one reason
+// about one object before they are combined, the window they are counted in,
+// and the entries of each cache.
+const maxSimilarEvents = 10;
+const aggregateIntervalMs = 600_000;
+const cacheSize = 4096;
 
 /** The patch that bumps an existing event: what client-go's two-way merge patch ends up holding. */
 export interface EventPatch {
@@ -59,8 +56,6 @@ interface EventLog {
 export class EventCorrelator {
   private readonly clock: Clock;
   private readonly nameEvent: (objectName: string) => string;
-  private readonly maxSimilarEvents: number;
-  private readonly aggregateIntervalMs: number;
   private readonly spamFilter: EventSpamFilter;
   private readonly aggregates: LruCache<string, AggregateRecord>;
   private readonly logs: LruCache<string, EventLog>;
@@ -68,11 +63,7 @@ export class EventCorrelator {
   constructor(options: EventCorrelatorOptions) {
     this.clock = options.clock;
     this.nameEvent = options.nameEvent;
-    this.maxSimilarEvents = options.maxSimilarEvents ?? 10;
-    this.aggregateIntervalMs = options.aggregateIntervalMs ?? 600_000;
-    const cacheSize = options.cacheSize ?? 4096;
-    const spamOptions = { clock: options.clock, capacity: cacheSize, ...(options.burst === undefined ? {} : { burst: options.burst }), ...(options.qps === undefined ? {} : { qps: options.qps }) };
-    this.spamFilter = new EventSpamFilter(spamOptions);
+    this.spamFilter = new EventSpamFilter({ clock: options.clock, capacity: cacheSize });
     this.aggregates = new LruCache(cacheSize);
     this.logs = new LruCache(cacheSize);
   }
@@ -99,13 +90,13 @@ export class EventCorrelator {
     const now = this.clock.now();
     const aggregateKey = similarEventKey(event);
     let record = this.aggregates.get(aggregateKey);
-    if (record === undefined || now - record.lastSeen > this.aggregateIntervalMs) {
+    if (record === undefined || now - record.lastSeen > aggregateIntervalMs) {
       record = { messages: new Set(), lastSeen: now };
     }
     record.messages.add(event.message);
     record.lastSeen = now;
     this.aggregates.set(aggregateKey, record);
-    if (record.messages.size < this.maxSimilarEvents) return { event, key: identicalEventKey(event) };
+    if (record.messages.size < maxSimilarEvents) return { event, key: identicalEventKey(event) };
 
     // Forget one message so the set stays bounded, as client-go does.
     const first = record.messages.values().next();
