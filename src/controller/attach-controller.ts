@@ -35,8 +35,9 @@ export class AttachController {
         if (shouldEnqueueVaChange(oldVa, newVa)) vaQueue.add(newVa.metadata.name);
         else log.v(3).info("Ignoring VolumeAttachment change", { va: newVa.metadata.name });
       },
-      // A deleted VA may have been the last user of its PV.
       onDelete: (va) => {
+        if (handler.noteDeletedVolumeAttachment(va)) vaQueue.add(va.metadata.name);
+        // A deleted VA may have been the last user of its PV.
         const pvName = va.spec.source.persistentVolumeName;
         if (pvName) pvQueue.add(pvName);
       },
@@ -96,7 +97,8 @@ export class AttachController {
   private async syncVa(name: string): Promise<void> {
     const va = this.options.vas.get(name);
     if (!va) {
-      this.options.log.v(3).info("VolumeAttachment was deleted, ignoring", { va: name });
+      const releasedPv = await this.options.handler.syncDeletedVolumeAttachment(name);
+      if (releasedPv !== undefined) this.options.pvQueue.add(releasedPv);
       return;
     }
     if (va.spec.attacher !== this.options.driverName) {

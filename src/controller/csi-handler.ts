@@ -8,6 +8,7 @@ import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import { errorMessage } from "../util/error-message";
 import { migratedToAnnotation } from "./driver-names";
+import { DeletedWithFinalizer } from "./deleted-with-finalizer";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
 import { isMigratable } from "./migration/in-tree-plugins";
@@ -65,6 +66,7 @@ interface ResolvedSource {
 export class CsiHandler implements Handler {
   private readonly writer: VolumeAttachmentWriter;
   private readonly vasByPv: VolumeAttachmentsByPv;
+  private readonly deleted = new DeletedWithFinalizer();
 
   constructor(private readonly options: CsiHandlerOptions) {
     this.writer = options.writer;
@@ -75,8 +77,58 @@ export class CsiHandler implements Handler {
     // Taken first on every sync, as upstream consumes it: a forced sync is
     // one sync, whatever that sync then decides.
     const forced = this.options.forcedSyncs.take(va.metadata.name);
+    // A VA of the same name vanished with our finalizer on. This one takes
+    // its publish over when it stands for the same volume on the same node
+    // (the A/D controller names VAs after exactly that) and its own sync
+    // will publish it again (attach) or release it (detach with our
+    // finalizer on). Otherwise the vanished publish is released first.
+    const vanished = this.deleted.get(va.metadata.name);
+    const takesOver = vanished !== undefined && samePublication(vanished, va) && (!va.metadata.deletionTimestamp || this.writer.hasFinalizer(va));
+    if (vanished && !takesOver) await this.unpublishVanished(vanished);
     if (va.metadata.deletionTimestamp) await this.syncDetach(va, forced);
     else await this.syncAttach(va, forced);
+    if (takesOver) this.deleted.forget(va.metadata.name);
+  }
+
+  /**
+   * noteDeletedVolumeAttachment is told of every VA the API deleted. One of
+   * ours that carried our finalizer but was never marked for deletion
+   * vanished without a detach: it is remembered, and needs a sync, since its
+   * volume may be published and only we can release it. The normal end of
+   * a VA is not that: its last state has a deletionTimestamp, and still
+   * shows our finalizer, because kube-apiserver deletes the object instead
+   * of storing the update that removed its last finalizer, and the watch
+   * sends the last stored state.
+   */
+  noteDeletedVolumeAttachment(va: VolumeAttachment): boolean {
+    if (va.spec.attacher !== this.options.driverName) return false;
+    if (this.deleted.get(va.metadata.name)) return true;
+    if (!this.writer.hasFinalizer(va) || va.metadata.deletionTimestamp) return false;
+    this.deleted.remember(va);
+    this.options.log.warn("VolumeAttachment vanished while it still carried our finalizer; unpublishing its volume from its last known state", {
+      va: va.metadata.name,
+      node: va.spec.nodeName,
+    });
+    return true;
+  }
+
+  async syncDeletedVolumeAttachment(name: string): Promise<string | undefined> {
+    const vanished = this.deleted.get(name);
+    if (!vanished) {
+      this.options.log.v(3).info("VolumeAttachment was deleted, ignoring", { va: name });
+      return undefined;
+    }
+    await this.unpublishVanished(vanished);
+    return vanished.spec.source.persistentVolumeName ?? undefined;
+  }
+
+  /** unpublishVanished releases the volume of a VA the API no longer has; there is no VA left to write an error to. */
+  private async unpublishVanished(va: VolumeAttachment): Promise<void> {
+    const log = this.options.log.with({ va: va.metadata.name });
+    log.v(2).info("Detaching vanished VolumeAttachment");
+    await this.unpublish(va);
+    this.deleted.forget(va.metadata.name);
+    log.v(2).info("Detached");
   }
 
   private async syncAttach(va: VolumeAttachment, forced: boolean): Promise<void> {
@@ -113,15 +165,19 @@ export class CsiHandler implements Handler {
     }
     log.v(2).info("Detaching", forced ? { forced } : {});
     try {
-      const source = this.detachSourceOf(va);
-      const request = await this.unpublishRequestFor(va, source);
-      await this.options.csi.controllerUnpublish(request, this.options.timeoutMs, { migrated: source.migrated });
+      await this.unpublish(va);
       log.v(2).info("Detached");
       await this.markDetached(va);
     } catch (e: unknown) {
       await this.saveError(() => this.writer.saveDetachError(va, e), log);
       throw e;
     }
+  }
+
+  private async unpublish(va: VolumeAttachment): Promise<void> {
+    const source = this.detachSourceOf(va);
+    const request = await this.unpublishRequestFor(va, source);
+    await this.options.csi.controllerUnpublish(request, this.options.timeoutMs, { migrated: source.migrated });
   }
 
   /**
@@ -200,7 +256,8 @@ export class CsiHandler implements Handler {
   async syncPersistentVolume(pv: PersistentVolume): Promise<void> {
     const log = this.options.log.with({ pv: pv.metadata.name });
     if (!this.pvNeedsSync(pv)) return;
-    const [user] = this.vasByPv.vasUsing(pv.metadata.name);
+    // A vanished VA still owes its unpublish, which needs this PV.
+    const [user] = [...this.vasByPv.vasUsing(pv.metadata.name), ...this.deleted.namingPv(pv.metadata.name)];
     if (user !== undefined) {
       log.v(4).info("PersistentVolume still used by a VolumeAttachment", { va: user });
       return;
@@ -246,4 +303,9 @@ export class CsiHandler implements Handler {
       log.v(2).info("Failed to save error to VolumeAttachment", { err: e });
     }
   }
+}
+
+/** samePublication: both VAs stand for the same volume on the same node. */
+function samePublication(a: VolumeAttachment, b: VolumeAttachment): boolean {
+  return a.spec.nodeName === b.spec.nodeName && JSON.stringify(a.spec.source) === JSON.stringify(b.spec.source);
 }

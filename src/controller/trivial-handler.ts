@@ -21,6 +21,15 @@ export class TrivialHandler implements Handler {
     this.log.v(2).info("Marked VolumeAttachment as attached", { va: va.metadata.name });
   }
 
+  /** No finalizer, so a deleted VA owes nothing. */
+  noteDeletedVolumeAttachment(_va: VolumeAttachment): boolean {
+    return false;
+  }
+
+  async syncDeletedVolumeAttachment(_name: string): Promise<string | undefined> {
+    return undefined;
+  }
+
   /** No finalizers are ever added, so no PV ever needs one removed. */
   pvNeedsSync(_pv: PersistentVolume): boolean {
     return false;

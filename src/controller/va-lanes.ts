@@ -11,7 +11,8 @@ const detachLane = 1;
  * (a node drained, a namespace deleted) never holds back a new attach, as it
  * does upstream (kubernetes-csi/external-attacher#761), and a flood of
  * attaches never holds back detaches either. A name the cache no longer has
- * goes in the detach lane: its sync only finds it gone.
+ * goes in the detach lane: its sync finds it gone, or unpublishes a VA that
+ * vanished still carrying our finalizer.
  */
 export function vaQueueLanes(vas: Store<VolumeAttachment>): { readonly count: number; readonly of: (name: string) => number } {
   return {

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { AdminClient } from "../cluster/admin-client";
+import { waitForCondition } from "../cluster/managed-process";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { hardDeleteFromEtcd } from "./support/etcd-hard-delete";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { csiNode, paths, persistentVolume, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, type PersistentVolumeJson, type VolumeAttachmentJson } from "./support/objects";
 import { callsFor, nodeIdAnnotation, ruleVolumeAttachment } from "./support/rule-objects";
 
 /**
@@ -130,6 +132,29 @@ describe("detach", () => {
     await admin.delete(paths.volumeAttachment("inline"));
     await waitForVa("inline", (va) => va === null);
     expect(await unpublishes("inline")).toEqual([{ code: "OK", request: { volumeId: "vol-inline", nodeId: `${node}-id` } }]);
+  });
+});
+
+describe("a VA that vanished still carrying our finalizer", () => {
+  it("is unpublished from its last state, retried on failure, and its PV keeps our finalizer until the unpublish succeeds", async () => {
+    await attach("swept");
+    await setup.driver.control.script("ControllerUnpublishVolume", [{ code: "Unavailable", message: "driver busy", times: 2, volumeId: "vol-swept" }]);
+    // The PV is deleted too, so our finalizer goes as soon as the attacher thinks nothing needs the PV.
+    await admin.delete(paths.persistentVolume("pv-swept"));
+    await hardDeleteFromEtcd(cluster, "/registry/volumeattachments/swept");
+    await waitForVa("swept", (va) => va === null);
+    await waitForCondition(async () => (await unpublishes("swept")).length >= 2, { description: "two failed unpublishes of vol-swept", timeoutMs: 30_000 });
+    const pvWhileOwed = await admin.get<PersistentVolumeJson>(paths.persistentVolume("pv-swept"));
+    const released = await admin.waitFor<PersistentVolumeJson>(paths.persistentVolume("pv-swept"), (pv) => !pv?.metadata.finalizers?.includes(setup.finalizer), 30_000);
+    expect({ pvFinalizersWhileOwed: pvWhileOwed.metadata.finalizers, released: released?.metadata.finalizers, calls: await unpublishes("swept") }).toEqual({
+      pvFinalizersWhileOwed: ["kubernetes.io/pv-protection", setup.finalizer],
+      released: ["kubernetes.io/pv-protection"],
+      calls: [
+        { code: "Unavailable", request: { volumeId: "vol-swept", nodeId: `${node}-id` } },
+        { code: "Unavailable", request: { volumeId: "vol-swept", nodeId: `${node}-id` } },
+        { code: "OK", request: { volumeId: "vol-swept", nodeId: `${node}-id` } },
+      ],
+    });
   });
 });
 

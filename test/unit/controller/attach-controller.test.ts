@@ -29,6 +29,9 @@ function ground() {
       return object.metadata.name.startsWith("wanted");
     },
     syncPersistentVolume: async () => {},
+    // Only VAs named "owed-*" vanished still owing an unpublish.
+    noteDeletedVolumeAttachment: (object) => object.metadata.name.startsWith("owed"),
+    syncDeletedVolumeAttachment: async () => undefined,
   };
   new AttachController({ driverName: "d", handler, vas, pvs, vaQueue, pvQueue, log: new Logger({ sink: () => {} }) });
   const drain = async (queue: WorkQueue<string>) => {
@@ -60,6 +63,16 @@ describe("attach controller routing", () => {
       afterChange: ["a"],
       pvQueue: ["pv-a"],
     });
+  });
+
+  it("queues a deleted VA again when the handler says it still owes an unpublish", async () => {
+    const { vas, vaQueue, pvQueue, drain } = ground();
+    vas.upsert(va("owed-a", "1"));
+    vas.upsert(va("b", "1"));
+    await drain(vaQueue);
+    vas.remove(va("owed-a", "1"));
+    vas.remove(va("b", "1"));
+    expect({ vaQueue: await drain(vaQueue), pvQueue: await drain(pvQueue) }).toEqual({ vaQueue: ["owed-a"], pvQueue: ["pv-owed-a", "pv-b"] });
   });
 
   it("asks the handler about every PV event and queues only what it wants", async () => {

@@ -26,6 +26,8 @@ describe("attach controller shutdown", () => {
       },
       pvNeedsSync: () => false,
       syncPersistentVolume: async () => {},
+      noteDeletedVolumeAttachment: () => false,
+      syncDeletedVolumeAttachment: async () => undefined,
     };
     const vas = new Store<VolumeAttachment>();
     const controller = new AttachController({

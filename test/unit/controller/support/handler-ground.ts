@@ -159,6 +159,19 @@ export function createHandlerGround(options: GroundOptions = {}) {
       if (!pv) throw new Error(`no cached PV ${name}`);
       return pv;
     },
+    /** addVa creates a VA on the server and delivers it to the cache. */
+    addVa(raw: unknown): void {
+      serverVas.set(nameOf(raw), structuredClone(raw));
+      vas.upsert(parseVolumeAttachment(raw));
+    },
+    /** vanish deletes a VA outright, finalizers and all, as kube-apiserver's delete race does (kubernetes#77988); returns its last state. */
+    vanish(name: string): VolumeAttachment {
+      const last = vas.get(name);
+      if (!last) throw new Error(`no cached VA ${name}`);
+      serverVas.delete(name);
+      vas.remove(last);
+      return last;
+    },
     /** serverVa is the server's copy (undefined once deleted). */
     serverVa(name: string): unknown {
       return serverVas.get(name);
