@@ -85,11 +85,10 @@ await step("unit tests", () => bunTest(30_000, ["test/unit"]));
 // E2E_SHARDS=1 runs them one file after another, with the report streamed.
 const e2eShards = Number(process.env["E2E_SHARDS"] ?? 2);
 await step(`end-to-end tests (${e2eShards} shards)`, () => bunTestSharded(180_000, "test/e2e", e2eShards));
-// The chaos suite at CI size, alone: its faults (SIGKILLs, compaction, driver
-// restarts) would starve the shards' time-bounded waits. Its two-replica
-// sibling, chaos-leader-ci.test.ts, is left out: it reproduces an apiserver
-// race (kubernetes#77988) about one run in four; see test/README.md.
-await step("chaos suite (CI size)", () => bunTest(600_000, ["test/chaos/chaos-ci.test.ts"]));
+// The chaos suites at CI size, alone: their faults (SIGKILLs, compaction,
+// driver restarts) would starve the shards' time-bounded waits. One attacher,
+// then two replicas under leader election.
+await step("chaos suite (CI size)", () => bunTest(600_000, ["test/chaos/chaos-ci.test.ts", "test/chaos/chaos-leader-ci.test.ts"]));
 
 console.log(`\ntests: ${total.passed} passed, ${total.failed} failed`);
 process.exit(total.failed > 0 ? 1 : 0);

@@ -64,55 +64,88 @@ async function killAttacherDuring(context: FaultContext, method: CsiMethodName):
   return `${killed} killed with ${method} in flight; working again`;
 }
 
-/** The faults, in the order one cycle injects them. */
+const apiserverKilled: Fault = {
+  name: "kube-apiserver killed (SIGKILL) and restarted",
+  async inject({ cluster }) {
+    killApiserver(cluster);
+    await cluster.restartApiserver();
+    return "restarted";
+  },
+};
+
+const etcdCompacted: Fault = {
+  name: "etcd compacted while kube-apiserver is down, so every watch resumes into 410 Gone",
+  async inject({ cluster }) {
+    killApiserver(cluster);
+    let revision = 0;
+    await cluster.restartApiserver(async () => {
+      revision = await compactEtcd(cluster.etcdUrl);
+    });
+    return `compacted at revision ${revision}`;
+  },
+};
+
+const attacherKilledDuringPublish: Fault = { name: "attacher killed (SIGKILL) during ControllerPublishVolume", inject: (context) => killAttacherDuring(context, "ControllerPublishVolume") };
+const attacherKilledDuringUnpublish: Fault = { name: "attacher killed (SIGKILL) during ControllerUnpublishVolume", inject: (context) => killAttacherDuring(context, "ControllerUnpublishVolume") };
+
+const driverErrorBursts = (["DeadlineExceeded", "Unavailable", "Aborted", "ResourceExhausted"] as const).map(
+  (code): Fault => ({ name: `driver answers ${code} in a burst`, inject: (context) => scriptBurst(context, [{ code, message: `chaos ${code}`, times: 6 }]) }),
+);
+
+const replyLost: Fault = {
+  name: "driver does the work but answers DeadlineExceeded (reply lost)",
+  inject: (context) => scriptBurst(context, [{ code: "DeadlineExceeded", apply: true, times: 4 }]),
+};
+
+const driverHangs: Fault = {
+  name: "driver hangs past --timeout",
+  async inject(context) {
+    const outcome = await scriptBurst(context, [{ hang: true, times: 3 }]);
+    // Over only once the attacher gave up on every held call (its --timeout), not when the next fault kills them.
+    const deadline = performance.now() + context.burstTimeoutMs;
+    while ((await context.driver.control.hung()).length > 0 && performance.now() < deadline) await Bun.sleep(100);
+    const left = (await context.driver.control.hung()).length;
+    return left === 0 ? `${outcome}; every held call given up by the attacher` : `${outcome}; ${left} calls still held`;
+  },
+};
+
+const driverRestarted: Fault = {
+  name: "driver restarted (the attacher exits by design and is restarted)",
+  async inject({ driver, attachers }) {
+    const before = attachers.incarnations;
+    await driver.restart();
+    // Every attacher, a standby too, was connected to the driver: each exits and is restarted.
+    await attachers.waitUntilWorking(before + attachers.size);
+    return `driver pid ${driver.pid}; ${attachers.incarnations - before} attacher(s) restarted`;
+  },
+};
+
+/** The faults, in the order one cycle injects them one at a time. */
 export const faults: readonly Fault[] = [
-  {
-    name: "kube-apiserver killed (SIGKILL) and restarted",
-    async inject({ cluster }) {
-      killApiserver(cluster);
-      await cluster.restartApiserver();
-      return "restarted";
-    },
-  },
-  {
-    name: "etcd compacted while kube-apiserver is down, so every watch resumes into 410 Gone",
-    async inject({ cluster }) {
-      killApiserver(cluster);
-      let revision = 0;
-      await cluster.restartApiserver(async () => {
-        revision = await compactEtcd(cluster.etcdUrl);
-      });
-      return `compacted at revision ${revision}`;
-    },
-  },
-  { name: "attacher killed (SIGKILL) during ControllerPublishVolume", inject: (context) => killAttacherDuring(context, "ControllerPublishVolume") },
-  { name: "attacher killed (SIGKILL) during ControllerUnpublishVolume", inject: (context) => killAttacherDuring(context, "ControllerUnpublishVolume") },
-  ...(["DeadlineExceeded", "Unavailable", "Aborted", "ResourceExhausted"] as const).map(
-    (code): Fault => ({ name: `driver answers ${code} in a burst`, inject: (context) => scriptBurst(context, [{ code, message: `chaos ${code}`, times: 6 }]) }),
-  ),
-  {
-    name: "driver does the work but answers DeadlineExceeded (reply lost)",
-    inject: (context) => scriptBurst(context, [{ code: "DeadlineExceeded", apply: true, times: 4 }]),
-  },
-  {
-    name: "driver hangs past --timeout",
-    async inject(context) {
-      const outcome = await scriptBurst(context, [{ hang: true, times: 3 }]);
-      // Over only once the attacher gave up on every held call (its --timeout), not when the next fault kills them.
-      const deadline = performance.now() + context.burstTimeoutMs;
-      while ((await context.driver.control.hung()).length > 0 && performance.now() < deadline) await Bun.sleep(100);
-      const left = (await context.driver.control.hung()).length;
-      return left === 0 ? `${outcome}; every held call given up by the attacher` : `${outcome}; ${left} calls still held`;
-    },
-  },
-  {
-    name: "driver restarted (the attacher exits by design and is restarted)",
-    async inject({ driver, attachers }) {
-      const before = attachers.incarnations;
-      await driver.restart();
-      // Every attacher, a standby too, was connected to the driver: each exits and is restarted.
-      await attachers.waitUntilWorking(before + attachers.size);
-      return `driver pid ${driver.pid}; ${attachers.incarnations - before} attacher(s) restarted`;
-    },
-  },
+  apiserverKilled,
+  etcdCompacted,
+  attacherKilledDuringPublish,
+  attacherKilledDuringUnpublish,
+  ...driverErrorBursts,
+  replyLost,
+  driverHangs,
+  driverRestarted,
+];
+
+/**
+ * The faults injected together after the cycles: each group at the same
+ * moment. At most one fault of a group scripts the driver, because a
+ * burst's end clears every script.
+ */
+export const faultsTogether: readonly (readonly Fault[])[] = [
+  // The attacher dies mid-publish while the apiserver is down.
+  [apiserverKilled, attacherKilledDuringPublish],
+  // A relist into 410 Gone while the driver fails every call.
+  [etcdCompacted, ...driverErrorBursts.filter((fault) => fault.name.includes("Unavailable"))],
+  // Everything restarts at once.
+  [apiserverKilled, driverRestarted],
+  // The attacher dies mid-unpublish while the driver's replies are lost and the watches are cut.
+  [etcdCompacted, attacherKilledDuringUnpublish],
+  // Calls hang past --timeout while the apiserver is gone.
+  [apiserverKilled, driverHangs],
 ];

@@ -40,6 +40,13 @@ interface VaLife {
   readonly goneAtMs: number | undefined;
   /** When it lost our finalizer (deletion included), each time it did. */
   readonly finalizerLostAtMs: readonly number[];
+  /**
+   * kube-apiserver deleted it outright while it carried our finalizer and
+   * had no deletionTimestamp: its DELETE raced our finalizer patch
+   * (kubernetes/kubernetes#77988). No attacher can keep the finalizer then;
+   * ours must still unpublish afterwards.
+   */
+  readonly swept: boolean;
 }
 
 interface VolumeCall {
@@ -72,19 +79,21 @@ export function checkInvariants(evidence: Evidence): InvariantResult[] {
     return undefined;
   });
 
-  const unpublishedBeforeGone = check("every deleted VA that was published was unpublished before it vanished, and stays unpublished", deleted, (life) => {
+  const unpublishedBeforeGone = check("every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it), and stays unpublished", deleted, (life) => {
     const own = callsOf(life);
     const lastPublish = own.filter((call) => call.method === "ControllerPublishVolume" && call.applied).at(-1);
     if (lastPublish === undefined) return undefined;
     const unpublish = own.find((call) => call.method === "ControllerUnpublishVolume" && call.ok && call.finishedAtMs >= lastPublish.finishedAtMs);
     if (unpublish === undefined) return `${life.name}: no unpublish of ${volume(life)} after its last publish`;
-    if (unpublish.finishedAtMs > (life.goneAtMs ?? 0)) return `${life.name} vanished before ${volume(life)} was unpublished`;
+    if (unpublish.finishedAtMs > (life.goneAtMs ?? 0) && !life.swept) return `${life.name} vanished before ${volume(life)} was unpublished`;
     if ((evidence.published[volume(life)] ?? []).includes(evidence.nodeIdOf(life.nodeName))) return `${life.name} is gone but ${volume(life)} is still published`;
     return undefined;
   });
 
-  const finalizerHeld = check("no VA lost our finalizer while the driver still had its volume published", lives.filter((life) => life.finalizerLostAtMs.length > 0), (life) => {
-    for (const lostAt of life.finalizerLostAtMs) {
+  const finalizerHeld = check("no VA lost our finalizer while the driver still had its volume published (but to kube-apiserver's delete race)", lives.filter((life) => life.finalizerLostAtMs.length > 0), (life) => {
+    // The race's loss is the deletion itself, the last loss of a swept life.
+    const losses = life.swept ? life.finalizerLostAtMs.slice(0, -1) : life.finalizerLostAtMs;
+    for (const lostAt of losses) {
       const stateChanges = callsOf(life).filter((call) => call.applied && call.finishedAtMs <= lostAt);
       if (stateChanges.at(-1)?.method === "ControllerPublishVolume") return `${life.name} lost our finalizer at ${new Date(lostAt).toISOString()} while ${volume(life)} was published`;
     }
@@ -93,7 +102,9 @@ export function checkInvariants(evidence: Evidence): InvariantResult[] {
 
   const noLatePublish = check("no publish of a volume after the unpublish that ended its VA", deleted, (life) => {
     const own = callsOf(life);
-    const ending = own.filter((call) => call.method === "ControllerUnpublishVolume" && call.ok && call.finishedAtMs <= (life.goneAtMs ?? 0)).at(-1);
+    // A swept VA's ending unpublish comes after it vanished.
+    const endedBy = life.swept ? Number.POSITIVE_INFINITY : (life.goneAtMs ?? 0);
+    const ending = own.filter((call) => call.method === "ControllerUnpublishVolume" && call.ok && call.finishedAtMs <= endedBy).at(-1);
     if (ending === undefined) return undefined;
     const late = own.find((call) => call.method === "ControllerPublishVolume" && call.applied && call.finishedAtMs > ending.finishedAtMs);
     return late === undefined ? undefined : `${life.name}: ${volume(life)} was published at ${new Date(late.finishedAtMs).toISOString()}, after its final unpublish`;
@@ -112,20 +123,28 @@ function check<T>(name: string, cases: readonly T[], violation: (item: T) => str
   return { name, checked: cases.length, violations: cases.flatMap((item) => violation(item) ?? []) };
 }
 
+/** sweptByApiserver names the VAs kube-apiserver deleted despite our finalizer (kubernetes#77988): the suite reports them. */
+export function sweptByApiserver(evidence: Evidence): string[] {
+  return vaLives(evidence)
+    .filter((life) => life.swept)
+    .map((life) => life.name);
+}
+
 /** vaLives replays the history into one life per VA of our driver (names are never reused by the churn). */
 function vaLives(evidence: Evidence): VaLife[] {
-  const lives = new Map<string, { name: string; nodeName: string; pvName: string; last: StoredObject | null; goneAtMs: number | undefined; finalizerLostAtMs: number[] }>();
+  const lives = new Map<string, { name: string; nodeName: string; pvName: string; last: StoredObject | null; goneAtMs: number | undefined; finalizerLostAtMs: number[]; swept: boolean }>();
   for (const change of evidence.history) {
     if (change.kind !== "VolumeAttachment") continue;
     const previous = lives.get(change.name);
     const object = change.object;
     if (object !== null && object.spec?.attacher !== evidence.driverName) continue;
     if (object !== null && previous === undefined) {
-      lives.set(change.name, { name: change.name, nodeName: object.spec?.nodeName ?? "", pvName: object.spec?.source?.persistentVolumeName ?? "", last: object, goneAtMs: undefined, finalizerLostAtMs: [] });
+      lives.set(change.name, { name: change.name, nodeName: object.spec?.nodeName ?? "", pvName: object.spec?.source?.persistentVolumeName ?? "", last: object, goneAtMs: undefined, finalizerLostAtMs: [], swept: false });
       continue;
     }
     if (previous === undefined) continue;
     if (hasFinalizer(previous.last, evidence.finalizer) && !hasFinalizer(object, evidence.finalizer)) previous.finalizerLostAtMs.push(change.receivedAtMs);
+    if (object === null && hasFinalizer(previous.last, evidence.finalizer) && previous.last?.metadata.deletionTimestamp === undefined) previous.swept = true;
     previous.last = object;
     if (object === null) previous.goneAtMs = change.receivedAtMs;
   }

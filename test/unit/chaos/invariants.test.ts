@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
 import type { ObjectChange, StoredObject } from "../../chaos/etcd-history";
-import { checkInvariants, type Evidence } from "../../chaos/invariants";
+import { checkInvariants, sweptByApiserver, type Evidence } from "../../chaos/invariants";
 import type { JournalEntry } from "../../drivers/fake-csi-driver/state-dir";
 
 /**
@@ -77,16 +77,16 @@ describe("chaos invariants", () => {
   it("catch a VA that vanished before its volume was unpublished", () => {
     const evidence = goodLife();
     expect(broken({ ...evidence, journal: [call("ControllerPublishVolume", "vol-1", 20), call("ControllerUnpublishVolume", "vol-1", 65)] })).toEqual({
-      "every deleted VA that was published was unpublished before it vanished, and stays unpublished": ["1 vanished before vol-1 was unpublished"],
-      "no VA lost our finalizer while the driver still had its volume published": [`1 lost our finalizer at ${new Date(60).toISOString()} while vol-1 was published`],
+      "every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it), and stays unpublished": ["1 vanished before vol-1 was unpublished"],
+      "no VA lost our finalizer while the driver still had its volume published (but to kube-apiserver's delete race)": [`1 lost our finalizer at ${new Date(60).toISOString()} while vol-1 was published`],
     });
   });
 
   it("catch a publish after the unpublish that ended the VA, and the volume left published", () => {
     const evidence = goodLife();
     expect(broken({ ...evidence, journal: [...evidence.journal, call("ControllerPublishVolume", "vol-1", 55)], published: { "vol-1": ["node-a-id"] } })).toEqual({
-      "every deleted VA that was published was unpublished before it vanished, and stays unpublished": ["1: no unpublish of vol-1 after its last publish"],
-      "no VA lost our finalizer while the driver still had its volume published": [`1 lost our finalizer at ${new Date(60).toISOString()} while vol-1 was published`],
+      "every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it), and stays unpublished": ["1: no unpublish of vol-1 after its last publish"],
+      "no VA lost our finalizer while the driver still had its volume published (but to kube-apiserver's delete race)": [`1 lost our finalizer at ${new Date(60).toISOString()} while vol-1 was published`],
       "no publish of a volume after the unpublish that ended its VA": [`1: vol-1 was published at ${new Date(55).toISOString()}, after its final unpublish`],
     });
   });
@@ -94,7 +94,7 @@ describe("chaos invariants", () => {
   it("count a failed call that did the work (reply lost) as a publish", () => {
     const evidence = goodLife();
     const journal = [call("ControllerPublishVolume", "vol-1", 20, { code: "DeadlineExceeded", applied: true })];
-    expect(Object.keys(broken({ ...evidence, journal }))).toEqual(["every deleted VA that was published was unpublished before it vanished, and stays unpublished", "no VA lost our finalizer while the driver still had its volume published"]);
+    expect(Object.keys(broken({ ...evidence, journal }))).toEqual(["every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it), and stays unpublished", "no VA lost our finalizer while the driver still had its volume published (but to kube-apiserver's delete race)"]);
   });
 
   it("catch a publish to another node's ID", () => {
@@ -118,6 +118,43 @@ describe("chaos invariants", () => {
     const history = [change("PersistentVolume", "pv-2", pv("pv-2"), 5), change("VolumeAttachment", "2", va("2", { finalizers: [finalizer], attached: true }), 10), change("VolumeAttachment", "3", va("3"), 11)];
     expect(broken({ ...evidence, history: [...evidence.history, ...history] })).toEqual({
       "every existing VA is attached, keeps our finalizer, and is published on its node ID": ["2: the driver has vol-2 on [], not node-a-id", "3 is not attached"],
+    });
+  });
+
+  /** kube-apiserver's delete race (kubernetes#77988): the VA goes from "our finalizer, publish in flight" straight to deleted, no deletionTimestamp between. */
+  function sweptLife(journal: readonly JournalEntry[]): Evidence {
+    const evidence = goodLife();
+    const history = [...evidence.history.slice(0, 4), change("VolumeAttachment", "1", null, 18)];
+    return { ...evidence, history, journal };
+  }
+
+  it("accept a VA kube-apiserver deleted despite our finalizer when its volume was unpublished afterwards, and name it", () => {
+    // The publish in flight finishes after the deletion (20), the unpublish after that (50).
+    const evidence = sweptLife([call("ControllerPublishVolume", "vol-1", 20), call("ControllerUnpublishVolume", "vol-1", 50)]);
+    expect({ broken: broken(evidence), swept: sweptByApiserver(evidence) }).toEqual({ broken: {}, swept: ["1"] });
+  });
+
+  it("catch a VA kube-apiserver deleted despite our finalizer whose volume was never unpublished, or published again", () => {
+    const never = sweptLife([call("ControllerPublishVolume", "vol-1", 20)]);
+    const again = sweptLife([call("ControllerPublishVolume", "vol-1", 20), call("ControllerUnpublishVolume", "vol-1", 50), call("ControllerPublishVolume", "vol-1", 55)]);
+    expect({ never: broken({ ...never, published: { "vol-1": ["node-a-id"] } }), again: Object.keys(broken(again)) }).toEqual({
+      never: { "every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it), and stays unpublished": ["1: no unpublish of vol-1 after its last publish"] },
+      again: [
+        "every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it), and stays unpublished",
+        "no publish of a volume after the unpublish that ended its VA",
+      ],
+    });
+  });
+
+  it("do not excuse a VA deleted from deletionTimestamp with our finalizer on while published: that end is ours", () => {
+    const evidence = goodLife();
+    const journal = [call("ControllerPublishVolume", "vol-1", 20), call("ControllerUnpublishVolume", "vol-1", 65)];
+    expect({ swept: sweptByApiserver({ ...evidence, journal }), broken: Object.keys(broken({ ...evidence, journal })) }).toEqual({
+      swept: [],
+      broken: [
+        "every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it), and stays unpublished",
+        "no VA lost our finalizer while the driver still had its volume published (but to kube-apiserver's delete race)",
+      ],
     });
   });
 
