@@ -90,9 +90,18 @@ export function replicatedAttachers(options: Omit<AttacherOptions, "name">, repl
       await this.waitUntilWorking(replicas);
     },
     async killActive() {
-      const leader = await holder();
-      const supervisor = supervisors.find((candidate) => candidate.name === leader);
-      if (supervisor === undefined) throw new Error(`no replica holds the Lease (holder: ${leader ?? "none"})`);
+      // With the API server away (a fault at the same moment) the Lease
+      // cannot be read, and a leader that could not renew exits: wait for a
+      // running replica that the Lease names.
+      const deadline = performance.now() + 30_000;
+      let leader = await holder();
+      let supervisor = supervisors.find((candidate) => candidate.name === leader && candidate.current.process.running);
+      while (supervisor === undefined && performance.now() < deadline) {
+        await Bun.sleep(100);
+        leader = await holder();
+        supervisor = supervisors.find((candidate) => candidate.name === leader && candidate.current.process.running);
+      }
+      if (supervisor === undefined) throw new Error(`no running replica holds the Lease (holder: ${leader ?? "none"})`);
       const name = `${supervisor.name}-${supervisor.incarnations} (leader)`;
       await supervisor.killHard();
       return name;
