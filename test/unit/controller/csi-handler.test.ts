@@ -43,6 +43,12 @@ const publishOfPv1: Call = {
   },
 };
 
+/** The patch that removes our finalizer from pv1, where it sits at `index`. */
+function removingOurPvFinalizerAt(index: number): Call {
+  const path = `/metadata/finalizers/${index}`;
+  return { api: "patchPersistentVolume", name: "pv1", patch: [{ op: "test", path, value: finalizer }, { op: "remove", path }] };
+}
+
 describe("attach", () => {
   it("adds the PV finalizer, then the VA finalizer and node ID in one patch, then publishes, then marks attached", async () => {
     const ground = createHandlerGround({ vas: [vaJson("va1")], pvs: [pvJson("pv1")], csiNodes: [csiNode1] });
@@ -243,14 +249,6 @@ describe("a VA that vanished still carrying our finalizer (kubernetes#77988)", (
   const vanishedVa = () => vaJson("va1", { metadata: { finalizers: [finalizer], annotations: { [nodeIdAnnotation]: "node1-id" } }, status: { attached: true } });
   const unpublishOfPv1: Call = { csi: "ControllerUnpublishVolume", request: { volumeId: "vol-pv1", nodeId: "node1-id" } };
   const deletingPv = () => pvJson("pv1", { metadata: { deletionTimestamp: "2026-11-22T09:30:00Z", finalizers: [finalizer] } });
-  const removePvFinalizer: Call = {
-    api: "patchPersistentVolume",
-    name: "pv1",
-    patch: [
-      { op: "test", path: "/metadata/finalizers/0", value: finalizer },
-      { op: "remove", path: "/metadata/finalizers/0" },
-    ],
-  };
 
   it("is unpublished from its last state, and its PV keeps our finalizer until then", async () => {
     const ground = createHandlerGround({ vas: [vanishedVa()], pvs: [deletingPv()], csiNodes: [csiNode1] });
@@ -265,7 +263,7 @@ describe("a VA that vanished still carrying our finalizer (kubernetes#77988)", (
       owed: true,
       beforeUnpublish: [],
       releasedPv: "pv1",
-      calls: [unpublishOfPv1, removePvFinalizer],
+      calls: [unpublishOfPv1, removingOurPvFinalizerAt(0)],
       again: undefined,
     });
   });
@@ -346,16 +344,7 @@ describe("PV finalizer", () => {
     await ground.handler.syncPersistentVolume(ground.pv("pv1"));
     expect({ whileUsed, after: ground.calls }).toEqual({
       whileUsed: [],
-      after: [
-        {
-          api: "patchPersistentVolume",
-          name: "pv1",
-          patch: [
-            { op: "test", path: "/metadata/finalizers/1", value: finalizer },
-            { op: "remove", path: "/metadata/finalizers/1" },
-          ],
-        },
-      ],
+      after: [removingOurPvFinalizerAt(1)],
     });
   });
 
