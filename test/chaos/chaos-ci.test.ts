@@ -3,7 +3,7 @@ import { faults, faultsTogether } from "./faults";
 import { runChaos } from "./run-chaos";
 
 /**
- * The chaos suite at CI size: 150 VAs churned through cycles of every
+ * The chaos suite at CI size: 300 VAs churned through cycles of every
  * fault (kube-apiserver SIGKILL, compaction into 410 Gone, attacher SIGKILL
  * mid-publish and mid-unpublish, driver error bursts, hangs past --timeout,
  * driver restart), then groups of them at one moment, then every invariant
@@ -11,8 +11,8 @@ import { runChaos } from "./run-chaos";
  * `bun run chaos` is the long run (CHAOS_VAS=1000, CHAOS_REPLICAS).
  */
 describe("chaos", () => {
-  it("keeps every promise through every fault, alone and together, while 150 VAs churn", async () => {
-    const report = await runChaos({ vas: Number(process.env["CHAOS_VAS"] ?? "150"), cycles: 1, seed: 7 });
+  it("keeps every promise through every fault, alone and together, while 300 VAs churn", async () => {
+    const report = await runChaos({ vas: Number(process.env["CHAOS_VAS"] ?? "300"), cycles: 1, seed: 7 });
     // Every fault was injected alone (in whole cycles), then every group together, and each invariant was checked on real cases.
     const alone = report.faults.filter((fault) => fault.together !== true).length;
     expect({ cycles: alone >= faults.length, whole: alone % faults.length, together: report.faults.length - alone }).toEqual({ cycles: true, whole: 0, together: faultsTogether.length });

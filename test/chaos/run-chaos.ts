@@ -11,6 +11,7 @@ import { Churn } from "./churn";
 import { EtcdHistory } from "./etcd-history";
 import { faults, faultsTogether } from "./faults";
 import { checkInvariants, sweptByApiserver, type InvariantResult } from "./invariants";
+import { seededRandom } from "../cluster/seeded-random";
 
 /** Options of {@link runChaos}. */
 export interface ChaosOptions {
@@ -188,14 +189,3 @@ function countInLogs(dir: string, needle: string): number {
     .reduce((sum, name) => sum + readFileSync(join(dir, name), "utf8").split(needle).length - 1, 0);
 }
 
-/** seededRandom is mulberry32: small, fast, and the same sequence for the same seed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -2,18 +2,8 @@ import { describe, expect, it } from "bun:test";
 import { WorkQueue } from "../../../src/queue/work-queue.ts";
 import { FakeClock } from "./fake-clock.ts";
 import { settle } from "./settle.ts";
+import { seededRandom } from "../../cluster/seeded-random";
 
-/** mulberry32: a seeded generator, so a failure reproduces. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Yields to other async work `turns` times (microtasks only, no timers). */
 async function yieldTurns(turns: number): Promise<void> {
