@@ -19,9 +19,8 @@ import { createGrpcLogInterceptor, grpcLogLevel } from "./csi/grpc-log-intercept
 import { createOperationMetricsInterceptor } from "./csi/operation-metrics-interceptor";
 import { createDriverTransport } from "./csi/transport";
 import { runDoctor } from "./doctor/run-doctor";
-import { startHttpServer } from "./http/http-server";
 import { LeaderElectionHealthAdaptor } from "./http/leader-election-health";
-import { MetricRegistry } from "./http/metric-registry";
+import type { MetricRegistry } from "./http/metric-registry";
 import { Readiness } from "./http/readiness";
 import { AttacherApi } from "./kube/attacher-api";
 import { EventRecorder } from "./kube/event-recorder";
@@ -106,6 +105,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const leaderHealth = new LeaderElectionHealthAdaptor();
   let metrics: MetricRegistry | undefined;
   if (config.httpEndpoint !== "") {
+    // prom-client and the server load only when something listens.
+    const [{ MetricRegistry }, { startHttpServer }] = await Promise.all([import("./http/metric-registry"), import("./http/http-server")]);
     metrics = new MetricRegistry();
     try {
       // Closed by the process exit, like Go's ListenAndServe goroutine.
