@@ -1,4 +1,5 @@
 import { baseName, callerFile, callSite, shortPath, type CallSite } from "./call-site";
+import { localTimeIsUtc } from "./host-time-zone";
 import { VModule, type VModuleRule } from "./vmodule";
 
 /**
@@ -32,6 +33,12 @@ export interface LoggerOptions {
   pid?: number;
   /** --vmodule: per-file levels above `verbosity` (rules, or a VModule already built from them). Default: none. */
   vmodule?: readonly VModuleRule[] | VModule;
+  /**
+   * Whether local time is UTC, so that the text header can be printed with
+   * the UTC getters, which spare the engine loading its time-zone data.
+   * Default: localTimeIsUtc() (TZ, else /etc/localtime).
+   */
+  localTimeIsUtc?: boolean;
 }
 
 interface ResolvedLoggerOptions {
@@ -41,6 +48,7 @@ interface ResolvedLoggerOptions {
   now: () => number;
   pid: number;
   vmodule: VModule;
+  localTimeIsUtc: boolean;
 }
 
 function resolveLoggerOptions(options: LoggerOptions): ResolvedLoggerOptions {
@@ -51,6 +59,7 @@ function resolveLoggerOptions(options: LoggerOptions): ResolvedLoggerOptions {
     now: options.now ?? preciseNow,
     pid: options.pid ?? process.pid,
     vmodule: options.vmodule instanceof VModule ? options.vmodule : new VModule(options.vmodule ?? []),
+    localTimeIsUtc: options.localTimeIsUtc ?? localTimeIsUtc(),
   };
 }
 
@@ -128,7 +137,7 @@ export class Logger {
     const line =
       this.options.format === "json"
         ? formatJson(severity, time, site, level, message, this.context, fields)
-        : formatText(severity, time, this.options.pid, site, message, this.context, fields);
+        : formatText(severity, time, this.options.localTimeIsUtc, this.options.pid, site, message, this.context, fields);
     this.options.sink(line);
   }
 }
@@ -164,14 +173,17 @@ function addJsonFields(record: Record<string, unknown>, fields: LogFields): void
  * ` file:line] `, then the quoted message and key=value pairs as klog's
  * structured calls (InfoS/ErrorS) print them. Time is local time, as klog's.
  */
-function formatText(severity: Severity, time: number, pid: number, site: CallSite | undefined, message: string, context: LogFields, fields: LogFields | undefined): string {
+function formatText(severity: Severity, time: number, utc: boolean, pid: number, site: CallSite | undefined, message: string, context: LogFields, fields: LogFields | undefined): string {
   const date = new Date(Math.floor(time));
   // Sub-millisecond digits come from the fraction of `time`; rounding keeps 123.456 ms from printing as 123455 µs.
   const micros = Math.min(999_999, Math.round((time % 1000) * 1000));
   const location = site ? `${baseName(site.path)}:${site.line}` : "???:1";
+  const [month, day, hours, minutes, seconds] = utc
+    ? [date.getUTCMonth(), date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()]
+    : [date.getMonth(), date.getDate(), date.getHours(), date.getMinutes(), date.getSeconds()];
   let line =
-    `${severity}${two(date.getMonth() + 1)}${two(date.getDate())} ` +
-    `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}.` +
+    `${severity}${two(month + 1)}${two(day)} ` +
+    `${two(hours)}:${two(minutes)}:${two(seconds)}.` +
     `${String(micros).padStart(6, "0")} ${String(pid % 10_000_000).padStart(7)} ${location}] ${JSON.stringify(message)}`;
   line += textFields(context);
   if (fields) line += textFields(fields);

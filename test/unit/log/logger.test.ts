@@ -67,3 +67,13 @@ describe("logger JSON format (component-base)", () => {
     expect(JSON.parse(lines[0] ?? "")).toEqual({ ts: loggedAt, caller: `log/logger.test.ts:${line}`, msg: "Failed", err: "boom", va: "a" });
   });
 });
+
+describe("logger time zone", () => {
+  it("prints the same header from the UTC getters as from local time when local time is UTC", () => {
+    // 2026-11-21 22:43:33.123456 UTC.
+    const at = Date.UTC(2026, 10, 21, 22, 43, 33, 123) + 0.456;
+    const lines: string[] = [];
+    new Logger({ pid: 1, sink: (line) => lines.push(line), now: () => at, localTimeIsUtc: true }).info("x");
+    expect(lines[0]).toStartWith("I1121 22:43:33.123456       1 logger.test.ts:");
+  });
+});
