@@ -1,5 +1,6 @@
-import { KubeConfig } from "@kubernetes/client-node/dist/config.js";
+import type { KubeConfig } from "@kubernetes/client-node/dist/config.js";
 import { errorMessage } from "../util/error-message";
+import { plainInCluster, plainKubeconfig, type PlainCredentials } from "./plain-kubeconfig";
 import { TokenFile } from "./token-file";
 
 /**
@@ -9,7 +10,9 @@ import { TokenFile } from "./token-file";
  * This is the only file that imports @kubernetes/client-node: it understands
  * every kubeconfig shape operators use (client certificates, static tokens,
  * exec credential plugins as EKS and GKE use, in-cluster service accounts),
- * and we use it for exactly that and nothing else.
+ * and we use it for exactly that and nothing else. It is imported only when
+ * plain-kubeconfig.ts cannot read the configuration alone (a plugin, or
+ * something it does not know): loading it costs ~30 ms CPU at start.
  */
 export interface KubeConnection {
   /** API server base URL without a trailing slash. */
@@ -68,6 +71,14 @@ function pemText(value: string | Buffer | undefined): string | undefined {
 
 /** loadKubeConnection reads a kubeconfig file, or the in-cluster service account when none is given. */
 export async function loadKubeConnection(options: KubeConnectionOptions = {}): Promise<KubeConnection> {
+  const authRefreshMs = options.authRefreshMs ?? 60_000;
+  if (!options.kubeconfig && (!process.env["KUBERNETES_SERVICE_HOST"] || !process.env["KUBERNETES_SERVICE_PORT"])) {
+    throw new Error("no --kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)");
+  }
+  const plain = options.kubeconfig ? plainKubeconfig(options.kubeconfig) : plainInCluster(process.env, options.inClusterPathPrefix ?? "");
+  if (plain !== undefined) return plainConnection(plain, authRefreshMs, options.tokenFileCheckMs ?? 1_000);
+
+  const { KubeConfig } = await import("@kubernetes/client-node/dist/config.js");
   const config = new KubeConfig();
   if (options.kubeconfig) {
     try {
@@ -80,15 +91,11 @@ export async function loadKubeConnection(options: KubeConnectionOptions = {}): P
       throw new Error(`error loading config file ${JSON.stringify(options.kubeconfig)}: ${reason}`, { cause: e });
     }
   } else {
-    if (!process.env["KUBERNETES_SERVICE_HOST"] || !process.env["KUBERNETES_SERVICE_PORT"]) {
-      throw new Error("no --kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)");
-    }
     config.loadFromCluster(options.inClusterPathPrefix ?? "");
   }
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new Error(`kubeconfig ${options.kubeconfig ?? "(in-cluster)"} has no current cluster`);
 
-  const authRefreshMs = options.authRefreshMs ?? 60_000;
   const resolve = async (): Promise<{ headers: Record<string, string>; tls: KubeTlsOptions }> => {
     const https: HttpsOptions = { headers: {} };
     await config.applyToHTTPSOptions(https);
@@ -129,6 +136,22 @@ export async function loadKubeConnection(options: KubeConnectionOptions = {}): P
       return cached.headers;
     },
   };
+}
+
+/** plainConnection is the connection a kubeconfig without plugins describes: its headers never change, but a token file's content does. */
+function plainConnection(plain: PlainCredentials, authRefreshMs: number, tokenFileCheckMs: number): KubeConnection {
+  const tls: KubeTlsOptions = {};
+  if (plain.ca !== undefined) tls.ca = plain.ca;
+  if (plain.cert !== undefined) tls.cert = plain.cert;
+  if (plain.key !== undefined) tls.key = plain.key;
+  if (plain.skipTlsVerify) tls.rejectUnauthorized = false;
+  const server = plain.server.replace(/\/+$/, "");
+  if (plain.tokenFile !== undefined) {
+    const tokenFile = new TokenFile({ path: plain.tokenFile, maxAgeMs: authRefreshMs, checkIntervalMs: tokenFileCheckMs });
+    return { server, tls, authHeaders: async () => ({ Authorization: `Bearer ${tokenFile.token()}` }) };
+  }
+  const headers: Record<string, string> = plain.token === undefined ? {} : { Authorization: `Bearer ${plain.token}` };
+  return { server, tls, authHeaders: async () => headers };
 }
 
 /** tokenFileOf returns the token file of the current user (client-node's in-cluster user has one), if any. */
