@@ -1,4 +1,4 @@
-import { baseName, callerFile, callSite, shortPath, type CallSite } from "./call-site";
+import { baseName, callSite, shortPath, type CallSite, type EntryPoint } from "./call-site";
 import { localTimeIsUtc } from "./host-time-zone";
 import { VModule, type VModuleRule } from "./vmodule";
 
@@ -87,9 +87,6 @@ export interface LeveledLogger {
 
 const disabledLogger: LeveledLogger = { enabled: false, info: () => {} };
 
-// Frames in this file are the logger's own; the call site is the first frame outside it.
-const loggerFiles: ReadonlySet<string> = new Set([callerFile() ?? ""]);
-
 export class Logger {
   private readonly options: ResolvedLoggerOptions;
   private readonly context: LogFields;
@@ -107,37 +104,51 @@ export class Logger {
 
   /** Returns a logger that prints only when -v is at least `level`; a disabled one costs nothing per call. */
   v(level: number): LeveledLogger {
-    if (level <= this.options.verbosity) return { enabled: true, info: (message, fields) => this.write("I", message, fields, level) };
+    // Each entry point hands itself to write(): the call site is the frame
+    // that called it. Block bodies, so that no entry point is left by a tail
+    // call before the stack is read.
+    if (level <= this.options.verbosity) {
+      const info = (message: string, fields?: LogFields): void => {
+        this.write("I", message, fields, level, info);
+      };
+      return { enabled: true, info };
+    }
     // Above -v, only a --vmodule rule for the calling file can enable the
     // line; the call site found for that question is the one printed, so
     // the stack is walked once.
     const { vmodule } = this.options;
     if (level > vmodule.maxVerbosity) return disabledLogger;
-    const site = callSite(loggerFiles);
+    const site = callSite(Logger.prototype.v);
     if (site === undefined || level > vmodule.verbosityOf(site.path)) return disabledLogger;
-    return { enabled: true, info: (message, fields) => this.write("I", message, fields, level, site) };
+    return {
+      enabled: true,
+      info: (message, fields) => {
+        this.write("I", message, fields, level, site);
+      },
+    };
   }
 
   info(message: string, fields?: LogFields): void {
-    this.write("I", message, fields, 0);
+    this.write("I", message, fields, 0, Logger.prototype.info);
   }
 
   warn(message: string, fields?: LogFields): void {
-    this.write("W", message, fields, 0);
+    this.write("W", message, fields, 0, Logger.prototype.warn);
   }
 
   error(message: string, fields?: LogFields): void {
-    this.write("E", message, fields, 0);
+    this.write("E", message, fields, 0, Logger.prototype.error);
   }
 
-  private write(severity: Severity, message: string, fields: LogFields | undefined, level: number, knownSite?: CallSite): void {
-    // Only lines that are printed get here, so the stack walk is off the hot path of disabled levels.
-    const site = knownSite ?? callSite(loggerFiles);
+  /** write prints one line; `site` is where it was logged, or the entry point the logging code called. */
+  private write(severity: Severity, message: string, fields: LogFields | undefined, level: number, site: CallSite | EntryPoint): void {
+    // Only lines that are printed get here, so the stack is read off the hot path of disabled levels.
+    const at = typeof site === "function" ? callSite(site) : site;
     const time = this.options.now();
     const line =
       this.options.format === "json"
-        ? formatJson(severity, time, site, level, message, this.context, fields)
-        : formatText(severity, time, this.options.localTimeIsUtc, this.options.pid, site, message, this.context, fields);
+        ? formatJson(severity, time, at, level, message, this.context, fields)
+        : formatText(severity, time, this.options.localTimeIsUtc, this.options.pid, at, message, this.context, fields);
     this.options.sink(line);
   }
 }
