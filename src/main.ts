@@ -105,7 +105,12 @@ async function main(argv: readonly string[]): Promise<number> {
   const leaderHealth = new LeaderElectionHealthAdaptor();
   let metrics: MetricRegistry | undefined;
   if (config.httpEndpoint !== "") {
-    // prom-client and the server load only when something listens.
+    // prom-client and the server load only when something listens. Only
+    // modules that nothing else imports are worth importing lazily: Bun wraps
+    // every module reachable from a dynamic import() and from a static one in
+    // a lazy initialiser, and doing that to the doctor's or the leader
+    // elector's graph (which share the kube and CSI clients) cost more start-up
+    // CPU than it saved.
     const [{ MetricRegistry }, { startHttpServer }] = await Promise.all([import("./http/metric-registry"), import("./http/http-server")]);
     metrics = new MetricRegistry();
     try {
