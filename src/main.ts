@@ -6,10 +6,10 @@ import { gitCommit, version, versionLine } from "./cli/version";
 import { AttachController } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
 import { ForcedSyncs } from "./controller/forced-syncs";
-import { slimPersistentVolume, slimVolumeAttachment } from "./controller/foreign-objects";
 import type { Handler } from "./controller/handler";
 import { inTreePluginForDriver } from "./controller/migration/in-tree-plugins";
 import { Reconciler } from "./controller/reconciler";
+import { storedObjectParsers } from "./controller/stored-objects";
 import { vaQueueLanes } from "./controller/va-lanes";
 import { TrivialHandler } from "./controller/trivial-handler";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
@@ -215,10 +215,11 @@ async function runAttacher(
   const vas = new Store<ReturnType<typeof parseVolumeAttachment>>();
   const pvs = new Store<ReturnType<typeof parsePersistentVolume>>();
   const csiNodes = new Store<CsiNode>();
+  const stored = storedObjectParsers(driver.name);
   const reflectors = [
     // Other drivers' VAs and PVs are kept as stubs: memory grows with our volumes only.
-    reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, (raw) => slimVolumeAttachment(parseVolumeAttachment(raw), driver.name), vas),
-    reflectorFor(client, log, "PersistentVolume", persistentVolumesPath, (raw) => slimPersistentVolume(parsePersistentVolume(raw), driver.name), pvs),
+    reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, stored.volumeAttachment, vas),
+    reflectorFor(client, log, "PersistentVolume", persistentVolumesPath, stored.persistentVolume, pvs),
     // Only our driver's entry of each CSINode is kept: the rest is other drivers' business.
     reflectorFor(client, log, "CSINode", csiNodesPath, (raw) => onlyDriver(parseCsiNode(raw), driver.name), csiNodes),
   ];
