@@ -39,6 +39,7 @@ import { Logger } from "./log/logger";
 import { BacklogWarning } from "./queue/backlog-warning";
 import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
 import { WorkQueue } from "./queue/work-queue";
+import { IdleCollector } from "./util/idle-collector";
 import { terminationLogPath, writeTerminationMessage } from "./util/termination-message";
 
 /**
@@ -216,6 +217,13 @@ async function runAttacher(
   const pvs = new Store<ReturnType<typeof parsePersistentVolume>>();
   const csiNodes = new Store<CsiNode>();
   const stored = storedObjectParsers(driver.name);
+  // A burst of cache changes (the first list, a relist, hundreds of attaches)
+  // leaves garbage JSC would keep resident for minutes: collect it once the burst is over.
+  const idleCollector = new IdleCollector();
+  const noteChange = { onAdd: () => idleCollector.note(), onUpdate: () => idleCollector.note(), onDelete: () => idleCollector.note() };
+  vas.addHandlers(noteChange);
+  pvs.addHandlers(noteChange);
+  idleCollector.run(signal);
   const reflectors = [
     // Other drivers' VAs and PVs are kept as stubs: memory grows with our volumes only.
     reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, stored.volumeAttachment, vas),
