@@ -6,10 +6,10 @@ import { gitCommit, version, versionLine } from "./cli/version";
 import { AttachController } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
 import { ForcedSyncs } from "./controller/forced-syncs";
-import { slimPersistentVolume, slimVolumeAttachment } from "./controller/foreign-objects";
 import type { Handler } from "./controller/handler";
 import { inTreePluginForDriver } from "./controller/migration/in-tree-plugins";
 import { Reconciler } from "./controller/reconciler";
+import { storedObjectParsers } from "./controller/stored-objects";
 import { vaQueueLanes } from "./controller/va-lanes";
 import { TrivialHandler } from "./controller/trivial-handler";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
@@ -38,6 +38,7 @@ import { Logger } from "./log/logger";
 import { BacklogWarning } from "./queue/backlog-warning";
 import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
 import { WorkQueue } from "./queue/work-queue";
+import { IdleCollector } from "./util/idle-collector";
 import { terminationLogPath, writeTerminationMessage } from "./util/termination-message";
 
 /**
@@ -221,10 +222,18 @@ async function runAttacher(
   const vas = new Store<ReturnType<typeof parseVolumeAttachment>>();
   const pvs = new Store<ReturnType<typeof parsePersistentVolume>>();
   const csiNodes = new Store<CsiNode>();
+  const stored = storedObjectParsers(driver.name);
+  // A burst of cache changes (the first list, a relist, hundreds of attaches)
+  // leaves garbage JSC would keep resident for minutes: collect it once the burst is over.
+  const idleCollector = new IdleCollector();
+  const noteChange = { onAdd: () => idleCollector.note(), onUpdate: () => idleCollector.note(), onDelete: () => idleCollector.note() };
+  vas.addHandlers(noteChange);
+  pvs.addHandlers(noteChange);
+  idleCollector.run(signal);
   const reflectors = [
     // Other drivers' VAs and PVs are kept as stubs: memory grows with our volumes only.
-    reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, (raw) => slimVolumeAttachment(parseVolumeAttachment(raw), driver.name), vas),
-    reflectorFor(client, log, "PersistentVolume", persistentVolumesPath, (raw) => slimPersistentVolume(parsePersistentVolume(raw), driver.name), pvs),
+    reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, stored.volumeAttachment, vas),
+    reflectorFor(client, log, "PersistentVolume", persistentVolumesPath, stored.persistentVolume, pvs),
     // Only our driver's entry of each CSINode is kept: the rest is other drivers' business.
     reflectorFor(client, log, "CSINode", csiNodesPath, (raw) => onlyDriver(parseCsiNode(raw), driver.name), csiNodes),
   ];

@@ -35,7 +35,15 @@ export function isOurPersistentVolume(pv: PersistentVolume, driverName: string):
  */
 export function slimPersistentVolume(pv: PersistentVolume, driverName: string): PersistentVolume {
   if (isOurPersistentVolume(pv, driverName)) return pv;
-  const { name, resourceVersion, finalizers, deletionTimestamp } = pv.metadata;
+  return foreignPersistentVolumeStub(pv.metadata);
+}
+
+/** The metadata a foreign PV's stub keeps. */
+export type ForeignPersistentVolumeMeta = Pick<PersistentVolume["metadata"], "name" | "resourceVersion" | "finalizers" | "deletionTimestamp">;
+
+/** foreignPersistentVolumeStub is the stub kept of a PV that is not ours: its name, resourceVersion, finalizers and deletionTimestamp. */
+export function foreignPersistentVolumeStub(metadata: ForeignPersistentVolumeMeta): PersistentVolume {
+  const { name, resourceVersion, finalizers, deletionTimestamp } = metadata;
   return {
     metadata: { name, resourceVersion, ...(finalizers ? { finalizers } : {}), ...(deletionTimestamp ? { deletionTimestamp } : {}) },
     spec: noSpec,

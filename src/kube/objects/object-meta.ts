@@ -11,8 +11,8 @@ export const objectMetaSchema = v.object({
   uid: v.optional(v.string()),
   resourceVersion: v.optional(v.string(), ""),
   deletionTimestamp: v.optional(v.nullable(v.string())),
-  finalizers: v.optional(v.nullable(v.array(v.string()))),
-  annotations: v.optional(v.nullable(v.record(v.string(), v.string()))),
+  finalizers: v.optional(v.nullable(v.pipe(v.array(v.string()), v.readonly()))),
+  annotations: v.optional(v.nullable(v.pipe(v.record(v.string(), v.string()), v.readonly()))),
 });
 
 export type ObjectMeta = v.InferOutput<typeof objectMetaSchema>;

@@ -33,7 +33,7 @@ const inTreeSource = v.optional(v.nullable(v.record(v.string(), v.unknown())));
  */
 export const persistentVolumeSpecSchema = v.object({
   csi: v.optional(v.nullable(csiPersistentVolumeSourceSchema)),
-  accessModes: v.optional(v.nullable(v.array(v.string()))),
+  accessModes: v.optional(v.nullable(v.pipe(v.array(v.string()), v.readonly()))),
   volumeMode: v.optional(v.nullable(v.string())),
   mountOptions: v.optional(v.nullable(v.array(v.string()))),
   awsElasticBlockStore: inTreeSource,

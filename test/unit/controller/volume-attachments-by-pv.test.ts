@@ -25,3 +25,29 @@ describe("VAs by PV", () => {
     });
   });
 });
+
+describe("VAs by PV with several users", () => {
+  it("lists every VA naming a PV as users come and go, down to none", () => {
+    const vas = new Store<VolumeAttachment>();
+    const index = new VolumeAttachmentsByPv(vas);
+    const seen: string[][] = [];
+    const look = () => seen.push(index.vasUsing("pv1").sort());
+    vas.upsert(va("a", { persistentVolumeName: "pv1" }));
+    look();
+    vas.upsert(va("b", { persistentVolumeName: "pv1" }));
+    vas.upsert(va("c", { persistentVolumeName: "pv1" }));
+    look();
+    vas.remove(va("a", { persistentVolumeName: "pv1" }));
+    look();
+    vas.upsert(va("b", { persistentVolumeName: "pv2" }, "2"));
+    look();
+    vas.upsert(va("c", { persistentVolumeName: "pv1" }, "3"));
+    look();
+    vas.upsert(va("d", { persistentVolumeName: "pv1" }));
+    look();
+    vas.remove(va("c", { persistentVolumeName: "pv1" }));
+    vas.remove(va("d", { persistentVolumeName: "pv1" }));
+    look();
+    expect({ seen, pv2: index.vasUsing("pv2") }).toEqual({ seen: [["a"], ["a", "b", "c"], ["b", "c"], ["c"], ["c"], ["c", "d"], []], pv2: ["b"] });
+  });
+});
