@@ -4,8 +4,10 @@
 // timeout ends it (through a loopback proxy), --resync re-delivers every
 // object each 30 s, and the driver restarts every SOAK_DRIVER_RESTART_MINUTES
 // (default 10), which by design restarts the attacher too. Every 10 s it
-// samples the attacher's RSS, open fds and threads from /proc and prints a
-// line; at the end, per attacher process, the trend after warm-up.
+// samples the attacher's RSS, open fds, threads and CPU from /proc and prints
+// a line; at the end, per attacher process, the trend after warm-up (Bun
+// offers no count of live timers, so a timer leak is looked for as CPU per
+// minute that climbs while the churn stays steady).
 // Build the binary first (`bun run build`).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +35,8 @@ interface Sample {
   readonly rssKiB: number;
   readonly fds: number;
   readonly threads: number;
+  /** utime + stime so far, in ms: a leak of timers or intervals shows as CPU per minute that climbs at a steady churn. */
+  readonly cpuMs: number;
 }
 
 function procStatus(pid: number, field: string): number {
@@ -40,6 +44,23 @@ function procStatus(pid: number, field: string): number {
     .split("\n")
     .find((entry) => entry.startsWith(`${field}:`));
   return Number.parseInt(line?.split(/\s+/)[1] ?? "NaN", 10);
+}
+
+const clockTicksPerSecond = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+
+/** cpuMsOf reads utime + stime from /proc/<pid>/stat (fields 14 and 15; the command name may hold spaces, so count after its ")"). */
+function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+}
+
+/** cpuMsPerMinute is the CPU used per minute between the first and the last of `samples`. */
+function cpuMsPerMinute(samples: readonly Sample[]): number {
+  const first = samples[0];
+  const last = samples.at(-1);
+  if (first === undefined || last === undefined || last.atMs === first.atMs) return Number.NaN;
+  return ((last.cpuMs - first.cpuMs) * 60_000) / (last.atMs - first.atMs);
 }
 
 /** slopePerMinute is the least-squares slope of `value` over time, per minute. */
@@ -94,6 +115,7 @@ try {
         rssKiB: procStatus(pid, "VmRSS"),
         fds: readdirSync(`/proc/${pid}/fd`).length,
         threads: procStatus(pid, "Threads"),
+        cpuMs: cpuMsOf(pid),
       };
       samples.push(sample);
       console.log(
@@ -125,11 +147,13 @@ for (const incarnation of new Set(samples.map((sample) => sample.incarnation))) 
     continue;
   }
   const rss = own.map((sample) => sample.rssKiB / 1024);
+  const half = Math.floor(own.length / 2);
   console.log(
     `soak:   attacher-${incarnation}: ${own.length} samples, rss ${Math.min(...rss).toFixed(1)}-${Math.max(...rss).toFixed(1)} MiB, ` +
       `slope ${(slopePerMinute(own, (sample) => sample.rssKiB) / 1024).toFixed(3)} MiB/min; ` +
       `fds ${Math.min(...own.map((sample) => sample.fds))}-${Math.max(...own.map((sample) => sample.fds))}, ` +
-      `threads ${Math.min(...own.map((sample) => sample.threads))}-${Math.max(...own.map((sample) => sample.threads))}`,
+      `threads ${Math.min(...own.map((sample) => sample.threads))}-${Math.max(...own.map((sample) => sample.threads))}; ` +
+      `cpu ${cpuMsPerMinute(own.slice(0, half + 1)).toFixed(0)} ms/min in the first half, ${cpuMsPerMinute(own.slice(half)).toFixed(0)} in the second`,
   );
 }
 console.log(
