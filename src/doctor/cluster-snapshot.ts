@@ -2,15 +2,14 @@ import type { DriverCapabilities } from "../csi/csi-client";
 import { csiNodesPath, nodeIdOf, parseCsiNode } from "../kube/objects/csi-node";
 import { parsePersistentVolume, persistentVolumesPath, type PersistentVolume } from "../kube/objects/persistent-volume";
 import { volumeAttachmentsPath } from "../kube/objects/volume-attachment";
+import { listInPages, type PageReader } from "../kube/paged-list";
 import { parseTimestampedVolumeAttachment, type TimestampedVolumeAttachment } from "./timestamped-volume-attachment";
 
 /**
  * ApiReader is the part of the API client the doctor may use: GET only, so
  * that it cannot write to the API even by mistake.
  */
-export interface ApiReader {
-  get<T>(path: string, signal?: AbortSignal): Promise<T>;
-}
+export type ApiReader = PageReader;
 
 /**
  * DriverReader is the part of the CSI client the doctor may use: identity,
@@ -64,12 +63,6 @@ export async function takeSnapshot(api: ApiReader, driver: DriverReader, timeout
 /** listAll reads every page of a list and parses each item. */
 async function listAll<T>(api: ApiReader, path: string, parse: (raw: unknown) => T): Promise<T[]> {
   const items: T[] = [];
-  let continueToken = "";
-  do {
-    const query = new URLSearchParams({ limit: String(pageSize), ...(continueToken !== "" ? { continue: continueToken } : {}) });
-    const page = await api.get<{ items?: unknown[]; metadata?: { continue?: string } }>(`${path}?${query}`);
-    for (const raw of page.items ?? []) items.push(parse(raw));
-    continueToken = page.metadata?.continue ?? "";
-  } while (continueToken !== "");
+  await listInPages(api, path, pageSize, (raw) => items.push(parse(raw)));
   return items;
 }

@@ -1,6 +1,7 @@
 import type { KubeClient } from "./http-client";
 import { isExpired, isTooManyRequests } from "./errors";
 import type { KubeObject } from "./objects/object-meta";
+import { listInPages } from "./paged-list";
 import type { Store } from "./store";
 import type { Logger } from "../log/logger";
 import { abortableSleep } from "../util/abortable-sleep";
@@ -23,11 +24,6 @@ export interface ReflectorOptions<T extends KubeObject> {
   readonly maxBackoffMs?: number;
   /** Shortest server-side watch timeout; each watch picks between this and twice it. Default 300 s. */
   readonly minWatchTimeoutSeconds?: number;
-}
-
-interface ListResponse {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: unknown[];
 }
 
 interface WatchEvent {
@@ -106,19 +102,16 @@ export class Reflector<T extends KubeObject> {
   private async list(signal: AbortSignal): Promise<void> {
     const { client, path, pageSize, kind, log } = this.options;
     const objects: T[] = [];
-    let continueToken = "";
-    let resourceVersion = "";
-    do {
-      const query = new URLSearchParams({ limit: String(pageSize) });
-      if (continueToken) query.set("continue", continueToken);
-      const page = await client.get<ListResponse>(`${path}?${query}`, signal);
-      for (const raw of page.items ?? []) {
+    const resourceVersion = await listInPages(
+      client,
+      path,
+      pageSize,
+      (raw) => {
         const object = this.parseOrSkip(raw);
         if (object) objects.push(object);
-      }
-      continueToken = page.metadata?.continue ?? "";
-      resourceVersion = page.metadata?.resourceVersion ?? "";
-    } while (continueToken !== "");
+      },
+      signal,
+    );
     this.options.store.replace(objects);
     this.resourceVersion = resourceVersion;
     log.v(4).info("Listed", { kind, count: objects.length, resourceVersion });
