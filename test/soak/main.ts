@@ -33,6 +33,9 @@ interface Sample {
   readonly atMs: number;
   readonly incarnation: number;
   readonly rssKiB: number;
+  /** RSS split: anonymous memory (heap, malloc) is where a leak shows; file-backed pages are the binary's code and data paged in, shared and reclaimable. */
+  readonly rssAnonKiB: number;
+  readonly rssFileKiB: number;
   readonly fds: number;
   readonly threads: number;
   /** utime + stime so far, in ms: a leak of timers or intervals shows as CPU per minute that climbs at a steady churn. */
@@ -113,13 +116,15 @@ try {
         atMs: Math.round(performance.now() - (incarnationStart.get(incarnation) ?? started)),
         incarnation,
         rssKiB: procStatus(pid, "VmRSS"),
+        rssAnonKiB: procStatus(pid, "RssAnon"),
+        rssFileKiB: procStatus(pid, "RssFile"),
         fds: readdirSync(`/proc/${pid}/fd`).length,
         threads: procStatus(pid, "Threads"),
         cpuMs: cpuMsOf(pid),
       };
       samples.push(sample);
       console.log(
-        `soak: t=${Math.round((performance.now() - started) / 1000)}s attacher-${incarnation} rss=${(sample.rssKiB / 1024).toFixed(1)}MiB fds=${sample.fds} threads=${sample.threads} vas: created=${churn.created} live=${churn.live}`,
+        `soak: t=${Math.round((performance.now() - started) / 1000)}s attacher-${incarnation} rss=${(sample.rssKiB / 1024).toFixed(1)}MiB (anon ${(sample.rssAnonKiB / 1024).toFixed(1)}, file ${(sample.rssFileKiB / 1024).toFixed(1)}) fds=${sample.fds} threads=${sample.threads} vas: created=${churn.created} live=${churn.live}`,
       );
     } catch (e: unknown) {
       // The attacher was between incarnations (driver restart): the next sample finds the new one.
@@ -150,7 +155,8 @@ for (const incarnation of new Set(samples.map((sample) => sample.incarnation))) 
   const half = Math.floor(own.length / 2);
   console.log(
     `soak:   attacher-${incarnation}: ${own.length} samples, rss ${Math.min(...rss).toFixed(1)}-${Math.max(...rss).toFixed(1)} MiB, ` +
-      `slope ${(slopePerMinute(own, (sample) => sample.rssKiB) / 1024).toFixed(3)} MiB/min; ` +
+      `slope ${(slopePerMinute(own, (sample) => sample.rssKiB) / 1024).toFixed(3)} MiB/min ` +
+      `(anon ${(slopePerMinute(own, (sample) => sample.rssAnonKiB) / 1024).toFixed(3)}, file ${(slopePerMinute(own, (sample) => sample.rssFileKiB) / 1024).toFixed(3)}); ` +
       `fds ${Math.min(...own.map((sample) => sample.fds))}-${Math.max(...own.map((sample) => sample.fds))}, ` +
       `threads ${Math.min(...own.map((sample) => sample.threads))}-${Math.max(...own.map((sample) => sample.threads))}; ` +
       `cpu ${cpuMsPerMinute(own.slice(0, half + 1)).toFixed(0)} ms/min in the first half, ${cpuMsPerMinute(own.slice(half)).toFixed(0)} in the second`,
