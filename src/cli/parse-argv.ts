@@ -15,8 +15,12 @@ export interface FlagOccurrence {
  * takes the next argument whatever it looks like. Unlike Go, an argument that
  * is not a flag is an error instead of silently ending the flags (everything
  * after it would be ignored), and so is anything after `--`.
+ *
+ * `byName` is the table the command line is read against: the attacher's by
+ * default; a subcommand with flags of its own (the doctor) passes its own
+ * table's, so both follow the same argv rules.
  */
-export function parseArgv(argv: readonly string[]): FlagOccurrence[] {
+export function parseArgv(argv: readonly string[], byName: ReadonlyMap<string, SomeFlag> = flagsByName): FlagOccurrence[] {
   const occurrences: FlagOccurrence[] = [];
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] ?? "";
@@ -32,7 +36,7 @@ export function parseArgv(argv: readonly string[]): FlagOccurrence[] {
     if (body === "" || body.startsWith("-") || body.startsWith("=")) throw FlagError.badSyntax(argument);
     const equals = body.indexOf("=");
     const name = equals === -1 ? body : body.slice(0, equals);
-    const flag = flagsByName.get(name);
+    const flag = byName.get(name);
     if (!flag) throw FlagError.unknownFlag(name);
     if (equals !== -1) {
       occurrences.push({ flag, text: body.slice(equals + 1) });
@@ -46,4 +50,9 @@ export function parseArgv(argv: readonly string[]): FlagOccurrence[] {
     }
   }
   return occurrences;
+}
+
+/** indexFlagsByName maps every spelling of a table's flags (name and aliases) to its entry, as parseArgv looks them up. */
+export function indexFlagsByName(table: readonly SomeFlag[]): ReadonlyMap<string, SomeFlag> {
+  return new Map(table.flatMap((flag): [string, SomeFlag][] => [flag.name, ...(flag.aliases ?? [])].map((name) => [name, flag])));
 }
