@@ -1,4 +1,4 @@
-import { flags } from "./flag-table";
+import { flags, type SomeFlag } from "./flag-table";
 
 /**
  * usage renders --help from the flag table in the layout of Go's
@@ -7,8 +7,17 @@ import { flags } from "./flag-table";
  * the zero value.
  */
 export function usage(program = "csi-attacher"): string {
-  const lines = [`Usage of ${program}:`];
-  for (const flag of [...flags].sort((a, b) => a.name.localeCompare(b.name))) {
+  return `Usage of ${program}:\n${flagDefaults(flags)}`;
+}
+
+/**
+ * flagDefaults is Go's flag.PrintDefaults for one table: a line (or two) per
+ * flag, sorted by name. The attacher's --help is its table's; a subcommand
+ * with flags of its own (the doctor) prints its table's the same way.
+ */
+export function flagDefaults(table: readonly SomeFlag[]): string {
+  const lines: string[] = [];
+  for (const flag of [...table].sort((a, b) => a.name.localeCompare(b.name))) {
     const { valueName, help } = unquoteUsage(flag.help, flag.kind.typeName);
     const head = `  -${flag.name}${valueName === "" ? "" : ` ${valueName}`}`;
     const shownDefault = flag.kind.show(flag.defaultValue);
