@@ -1,34 +1,18 @@
+import * as v from "valibot";
 import { FlagError } from "../cli/errors";
-import { parseGoDuration } from "../cli/duration";
+import type { SomeFlag } from "../cli/flag-table";
+import { parseArgv } from "../cli/parse-argv";
+import { flagDefaults } from "../cli/usage";
+import { doctorFlags, doctorFlagsByName, type DoctorFlagDefinition } from "./doctor-flag-table";
 
-/** The formats `csi-attacher doctor` prints its report in. */
-export type DoctorOutput = "table" | "json";
+/**
+ * DoctorFlags are the settings of `csi-attacher doctor`: one read-only field
+ * per entry of the doctor's flag table (src/doctor/doctor-flag-table.ts),
+ * typed by that entry's schema output.
+ */
+export type DoctorFlags = { readonly [Flag in DoctorFlagDefinition as Flag["field"]]: v.InferOutput<Flag["schema"]> };
 
-/** DoctorFlags are the settings of `csi-attacher doctor`. */
-export interface DoctorFlags {
-  /** Kubeconfig path; "" means in-cluster. Default "". */
-  readonly kubeconfig: string;
-  /** The driver's Unix socket, `unix://` stripped. Default /run/csi/socket, as the attacher's. */
-  readonly csiAddress: string;
-  /** Report format. Default "table". */
-  readonly output: DoctorOutput;
-  /** Deadline of each driver call, and of all ListVolumes pages together. Default 15s. */
-  readonly timeoutMs: number;
-  /** A VA attaching or detaching longer than this, with no error, counts as stuck. Default 5m. */
-  readonly stuckAfterMs: number;
-  readonly showHelp: boolean;
-}
-
-const defaults: DoctorFlags = {
-  kubeconfig: "",
-  csiAddress: "/run/csi/socket",
-  output: "table",
-  timeoutMs: 15_000,
-  stuckAfterMs: 5 * 60_000,
-  showHelp: false,
-};
-
-/** doctorUsage is the text of `csi-attacher doctor --help`. */
+/** doctorUsage is the text of `csi-attacher doctor --help`; its flag list is the doctor's table in the attacher's --help layout. */
 export function doctorUsage(): string {
   return [
     "Usage: csi-attacher doctor [flags]",
@@ -41,67 +25,31 @@ export function doctorUsage(): string {
     "2 bad flags, 3 the API server or the driver could not be read.",
     "",
     "Flags:",
-    '  --kubeconfig string     kubeconfig path; empty means in-cluster (default "")',
-    '  --csi-address string    the CSI driver\'s socket (default "/run/csi/socket")',
-    '  --output string         "table" or "json" (default "table")',
-    "  --timeout duration      deadline of each driver call (default 15s)",
-    "  --stuck-after duration  attaching or detaching longer than this with no error is stuck (default 5m0s)",
-    "  --help                  show this help",
+    flagDefaults(doctorFlags),
   ].join("\n");
 }
 
 /**
- * parseDoctorFlags reads the doctor's command line with the attacher's
- * conventions (`-flag` or `--flag`, `=value` or the next argument, Go
- * durations) and fails with a FlagError naming the flag and the value.
+ * parseDoctorFlags reads the doctor's command line against its flag table
+ * with the attacher's argv rules (parseArgv: `-flag` or `--flag`, `=value` or
+ * the next argument, bare booleans), reads each value by its flag's kind and
+ * validates every flag, defaults too, with its schema; it fails with a
+ * FlagError naming the flag and the value.
  */
 export function parseDoctorFlags(argv: readonly string[]): DoctorFlags {
-  let flags: DoctorFlags = defaults;
-  for (let index = 0; index < argv.length; index++) {
-    const argument = argv[index] ?? "";
-    const match = /^--?([a-z-]+)(?:=(.*))?$/s.exec(argument);
-    if (!match) throw FlagError.strayArgument(argument);
-    const name = match[1] ?? "";
-    if (name === "help" || name === "h") {
-      flags = { ...flags, showHelp: true };
-      continue;
-    }
-    let text = match[2];
-    if (text === undefined) {
-      text = argv[index + 1];
-      if (text === undefined) throw isKnown(name) ? FlagError.missingArgument(name) : FlagError.unknownFlag(name);
-      index++;
-    }
-    flags = withFlag(flags, name, text);
+  const given = new Map<SomeFlag, { text: string; read: unknown }>();
+  for (const { flag, text } of parseArgv(argv, doctorFlagsByName)) {
+    const result = flag.kind.read(text, given.get(flag)?.read);
+    if (!result.ok) throw FlagError.unreadable(flag.name, text, result.reason);
+    given.set(flag, { text, read: result.value });
   }
-  return flags;
-}
-
-function isKnown(name: string): boolean {
-  return ["kubeconfig", "csi-address", "output", "timeout", "stuck-after"].includes(name);
-}
-
-function withFlag(flags: DoctorFlags, name: string, text: string): DoctorFlags {
-  switch (name) {
-    case "kubeconfig":
-      return { ...flags, kubeconfig: text };
-    case "csi-address":
-      return { ...flags, csiAddress: text.replace(/^unix:\/\//, "") };
-    case "output":
-      if (text !== "table" && text !== "json") throw FlagError.unreadable(name, text, 'must be "table" or "json"');
-      return { ...flags, output: text };
-    case "timeout":
-      return { ...flags, timeoutMs: positiveDuration(name, text) };
-    case "stuck-after":
-      return { ...flags, stuckAfterMs: positiveDuration(name, text) };
-    default:
-      throw FlagError.unknownFlag(name);
-  }
-}
-
-function positiveDuration(name: string, text: string): number {
-  const ms = parseGoDuration(text);
-  if (ms === undefined) throw FlagError.unreadable(name, text, "must be a Go duration such as 30s or 5m");
-  if (ms <= 0) throw FlagError.unacceptable(name, text, "must be greater than zero");
-  return ms;
+  const fields = doctorFlags.map((flag): [string, unknown] => {
+    const occurrence = given.get(flag);
+    const result = v.safeParse(flag.schema, occurrence ? occurrence.read : flag.defaultValue);
+    if (!result.success) {
+      throw FlagError.unacceptable(flag.name, occurrence?.text ?? flag.kind.show(flag.defaultValue), result.issues[0]?.message ?? "invalid value");
+    }
+    return [flag.field, result.output];
+  });
+  return Object.fromEntries(fields) as DoctorFlags;
 }

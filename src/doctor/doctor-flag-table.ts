@@ -1,0 +1,81 @@
+import * as v from "valibot";
+import { boolKind, durationKind, stringKind } from "../cli/flag-kinds";
+import type { FlagDefinition, SomeFlag } from "../cli/flag-table";
+import { indexFlagsByName } from "../cli/parse-argv";
+
+/**
+ * defineDoctorFlag keeps each entry's literal field name and value types, so
+ * DoctorFlags (src/doctor/doctor-flags.ts) is derived from the entries, and
+ * checks that an entry's kind, default and schema agree on the value's type.
+ * It does what src/cli/flag-table.ts's module-private defineFlag does.
+ */
+function defineDoctorFlag<const Field extends string, Read, Value>(definition: FlagDefinition<Field, Read, Value>): FlagDefinition<Field, Read, Value> {
+  return definition;
+}
+
+// A zero deadline would fail every driver call; a zero stuck-after would call every pending VA stuck.
+const positiveDuration = v.pipe(v.number(), v.minValue(1, "must be greater than zero"));
+
+/**
+ * doctorFlagTable lists every flag of `csi-attacher doctor`, in the attacher's
+ * FlagDefinition shape: parsing, validation, defaults and the --help list are
+ * all derived from it, so a doctor flag cannot be half-added. The doctor's
+ * flags are its own: the attacher's (e.g. --leader-election) mean nothing here.
+ */
+export const doctorFlagTable = [
+  defineDoctorFlag({
+    name: "kubeconfig",
+    field: "kubeconfig",
+    kind: stringKind,
+    defaultValue: "",
+    help: "Absolute path to the kubeconfig file; empty means in-cluster.",
+    schema: v.string(),
+  }),
+  defineDoctorFlag({
+    name: "csi-address",
+    field: "csiAddress",
+    kind: stringKind,
+    defaultValue: "/run/csi/socket",
+    help: "Address of the CSI driver socket whose VolumeAttachments are checked.",
+    // As for the attacher: a path or a unix:// URL; the transport wants the path.
+    schema: v.pipe(
+      v.string(),
+      v.nonEmpty("must name the CSI driver's Unix socket"),
+      v.transform((address) => address.replace(/^unix:\/\//, "")),
+    ),
+  }),
+  defineDoctorFlag({
+    name: "output",
+    field: "output",
+    kind: stringKind,
+    defaultValue: "table",
+    help: 'Report format: "table" or "json".',
+    schema: v.picklist(["table", "json"], 'must be "table" or "json"'),
+  }),
+  defineDoctorFlag({
+    name: "timeout",
+    field: "timeoutMs",
+    kind: durationKind,
+    defaultValue: 15_000,
+    help: "Deadline of each driver call, and of all ListVolumes pages together.",
+    schema: positiveDuration,
+  }),
+  defineDoctorFlag({
+    name: "stuck-after",
+    field: "stuckAfterMs",
+    kind: durationKind,
+    defaultValue: 5 * 60_000,
+    help: "A VolumeAttachment attaching or detaching longer than this, with no error, counts as stuck.",
+    schema: positiveDuration,
+  }),
+  defineDoctorFlag({ name: "help", aliases: ["h"], field: "showHelp", kind: boolKind, defaultValue: false, help: "Show this help and exit.", schema: v.boolean() }),
+] as const;
+
+/** DoctorFlagDefinition is any entry of the doctor's table with its precise types (what DoctorFlags is derived from). */
+export type DoctorFlagDefinition = (typeof doctorFlagTable)[number];
+
+/** doctorFlags is the doctor's table for loops that read, validate or print every entry alike. */
+export const doctorFlags: readonly SomeFlag[] = doctorFlagTable;
+
+/** doctorFlagsByName finds a doctor flag by any of its spellings, for parseArgv. */
+export const doctorFlagsByName: ReadonlyMap<string, SomeFlag> = indexFlagsByName(doctorFlags);
