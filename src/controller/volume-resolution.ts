@@ -48,17 +48,26 @@ export type VolumeResolution =
  * (nothing is written): its PV or inline spec, an in-tree PV translated to
  * CSI, and the CSI source. Used by detach and by the reconciler; attach
  * writes the PV finalizer between finding and translating, so it calls
- * resolveFoundVolume itself.
+ * foundVolumeOf and resolveFoundVolume itself.
  */
 export function resolveVolume(va: VolumeAttachment, pvs: Store<PersistentVolume>): VolumeResolution {
   let found: FoundVolume;
   try {
-    const ref = volumeSourceOf(va);
-    found = ref.kind === "inline" ? ref : { kind: "pv", pv: cachedPersistentVolume(pvs, ref.pvName) };
+    found = foundVolumeOf(va, pvs);
   } catch (error: unknown) {
     return { ok: false, step: "pv-spec", error };
   }
   return resolveFoundVolume(found);
+}
+
+/**
+ * foundVolumeOf reads the VA's source and its PV from the cache, throwing
+ * upstream's words for a malformed source and the lister's NotFound for a
+ * PV that is not cached.
+ */
+export function foundVolumeOf(va: VolumeAttachment, pvs: Store<PersistentVolume>): FoundVolume {
+  const ref = volumeSourceOf(va);
+  return ref.kind === "inline" ? ref : { kind: "pv", pv: cachedPersistentVolume(pvs, ref.pvName) };
 }
 
 /** resolveFoundVolume translates an in-tree PV to CSI (an inline spec is CSI already) and takes the CSI source. */
