@@ -2,7 +2,7 @@ import type { CsiClient, PublishRequest, UnpublishRequest } from "../csi/csi-cli
 import type { AttacherApi } from "../kube/attacher-api";
 import { addFinalizerPatch, removeFinalizerPatch } from "../kube/finalizer-patches";
 import type { CsiNode } from "../kube/objects/csi-node";
-import type { CsiPersistentVolumeSource, PersistentVolume, PersistentVolumeSpec } from "../kube/objects/persistent-volume";
+import type { CsiPersistentVolumeSource, PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
@@ -12,12 +12,11 @@ import { DeletedWithFinalizer } from "./deleted-with-finalizer";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
 import { isMigratable } from "./migration/in-tree-plugins";
-import { migratedSpecOf } from "./migration/migrated-spec";
 import { nodeIdFor } from "./node-id";
 import type { VolumeAttachmentWriter } from "./va-writer";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
-import { cachedPersistentVolume, csiSourceOf, volumeSourceOf } from "./volume-source";
+import { foundVolumeOf, resolveFoundVolume, resolveVolume, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
 
 /** The PV writes and the Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
 export type CsiHandlerApi = Pick<AttacherApi, "patchPersistentVolume" | "secretData">;
@@ -47,14 +46,6 @@ export interface CsiHandlerOptions {
   readonly supportsSingleNodeMultiWriter: boolean;
   /** --default-fstype. */
   readonly defaultFsType: string;
-}
-
-/** Where a sync found the volume: the PV spec (or inline spec) and its CSI source. */
-interface ResolvedSource {
-  readonly spec: PersistentVolumeSpec;
-  readonly csi: CsiPersistentVolumeSource;
-  /** Translated from an in-tree PV: the driver call is counted with migrated="true". */
-  readonly migrated: boolean;
 }
 
 /**
@@ -187,26 +178,22 @@ export class CsiHandler implements Handler {
    * is translated to its CSI source; an inline spec must be CSI already (the
    * A/D controller translates inline in-tree volumes before creating the VA).
    */
-  private async attachSourceOf(va: VolumeAttachment): Promise<ResolvedSource> {
-    const ref = volumeSourceOf(va);
-    if (ref.kind === "inline") return { spec: ref.spec, csi: csiSourceOf(ref.spec), migrated: false };
-    let pv = cachedPersistentVolume(this.options.pvs, ref.pvName);
+  private async attachSourceOf(va: VolumeAttachment): Promise<ResolvedVolume> {
+    const found = foundVolumeOf(va, this.options.pvs);
+    if (found.kind === "inline") return resolvedOrThrow(resolveFoundVolume(found));
+    const { pv } = found;
     if (pv.metadata.deletionTimestamp) throw new Error(`PersistentVolume ${JSON.stringify(pv.metadata.name)} is marked for deletion`);
-    pv = await this.addPvFinalizer(pv);
-    // An in-tree PV is translated only now, as upstream does: the finalizer
-    // goes on even when the translation then fails.
-    const { spec, migrated } = migratedSpecOf(pv);
-    return { spec, csi: csiSourceOf(spec), migrated };
+    // An in-tree PV is translated only after the finalizer is on, as
+    // upstream does: the finalizer goes on even when the translation fails.
+    return resolvedOrThrow(resolveFoundVolume({ kind: "pv", pv: await this.addPvFinalizer(pv) }));
   }
 
   /** detachSourceOf resolves the VA's volume for a detach, translating an in-tree PV: the PV is only read, never written. */
-  private detachSourceOf(va: VolumeAttachment): ResolvedSource {
-    const ref = volumeSourceOf(va);
-    const { spec, migrated } = ref.kind === "inline" ? { spec: ref.spec, migrated: false } : migratedSpecOf(cachedPersistentVolume(this.options.pvs, ref.pvName));
-    return { spec, csi: csiSourceOf(spec), migrated };
+  private detachSourceOf(va: VolumeAttachment): ResolvedVolume {
+    return resolvedOrThrow(resolveVolume(va, this.options.pvs));
   }
 
-  private async publishRequestFor(va: VolumeAttachment, { spec, csi }: ResolvedSource): Promise<PublishRequest & { nodeId: string }> {
+  private async publishRequestFor(va: VolumeAttachment, { spec, csi }: ResolvedVolume): Promise<PublishRequest & { nodeId: string }> {
     const { options } = this;
     const volumeCapability = volumeCapabilityOf(spec, csi, {
       singleNodeMultiWriter: options.supportsSingleNodeMultiWriter,
@@ -227,7 +214,7 @@ export class CsiHandler implements Handler {
     };
   }
 
-  private async unpublishRequestFor(va: VolumeAttachment, { csi }: ResolvedSource): Promise<UnpublishRequest> {
+  private async unpublishRequestFor(va: VolumeAttachment, { csi }: ResolvedVolume): Promise<UnpublishRequest> {
     const secrets = await this.publishSecrets(csi);
     const nodeId = nodeIdFor(this.options.csiNodes, this.options.driverName, va.spec.nodeName, va);
     return { volumeId: csi.volumeHandle, nodeId, secrets };
@@ -303,6 +290,17 @@ export class CsiHandler implements Handler {
       log.v(2).info("Failed to save error to VolumeAttachment", { err: e });
     }
   }
+}
+
+/**
+ * resolvedOrThrow rethrows what a failed resolution step threw, as it was: it
+ * becomes the VA's attachError or detachError. An inline spec counts as not
+ * migrated here (the migrated label of the publish and unpublish metrics),
+ * as upstream's csiAttach and csiDetach count it.
+ */
+function resolvedOrThrow(resolution: VolumeResolution): ResolvedVolume {
+  if (!resolution.ok) throw resolution.error;
+  return resolution.volume;
 }
 
 /** samePublication: both VAs stand for the same volume on the same node. */

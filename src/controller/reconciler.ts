@@ -1,5 +1,5 @@
 import type { CsiNode } from "../kube/objects/csi-node";
-import type { CsiPersistentVolumeSource, PersistentVolume, PersistentVolumeSpec } from "../kube/objects/persistent-volume";
+import type { PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
@@ -7,10 +7,9 @@ import { realClock, type Clock } from "../queue/clock";
 import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
 import type { ForcedSyncs } from "./forced-syncs";
-import { migratedSpecOf } from "./migration/migrated-spec";
 import { repairVolumeHandle } from "./migration/repair-volume-handle";
 import { nodeIdFor } from "./node-id";
-import { cachedPersistentVolume, csiSourceOf, volumeSourceOf } from "./volume-source";
+import { resolveVolume, type ResolutionStep } from "./volume-resolution";
 
 /** VolumeLister is the one driver call the reconciler needs (CsiClient.listVolumes). */
 export interface VolumeLister {
@@ -41,6 +40,12 @@ export interface ReconcilerOptions {
   /** Time source of the wait between passes; default the real clock. */
   readonly clock?: Clock;
 }
+
+/** Upstream's ReconcileVA log line for each step a VA's volume can fail to resolve at. */
+const resolutionFailures: Record<ResolutionStep, string> = {
+  "pv-spec": "Failed to get PV Spec",
+  "csi-source": "Failed to get CSI Source",
+};
 
 /** Target is where a VA's volume should be published. */
 interface Target {
@@ -144,24 +149,16 @@ export class Reconciler {
       vaLog.error("Failed to find node ID err", { err: e });
       return undefined;
     }
-    let spec: PersistentVolumeSpec;
-    let migrated: boolean;
-    try {
-      const source = volumeSourceOf(va);
-      // Upstream counts every inline spec as migrated: the A/D controller
-      // only puts one on a VA for an in-tree inline volume under migration.
-      ({ spec, migrated } = source.kind === "pv" ? migratedSpecOf(cachedPersistentVolume(pvs, source.pvName)) : { spec: source.spec, migrated: true });
-    } catch (e: unknown) {
-      vaLog.error("Failed to get PV Spec", { err: e });
+    const resolution = resolveVolume(va, pvs);
+    if (!resolution.ok) {
+      vaLog.error(resolutionFailures[resolution.step], { err: resolution.error });
       return undefined;
     }
-    let csi: CsiPersistentVolumeSource;
-    try {
-      csi = csiSourceOf(spec);
-    } catch (e: unknown) {
-      vaLog.error("Failed to get CSI Source", { err: e });
-      return undefined;
-    }
+    const { csi, origin } = resolution.volume;
+    // Upstream counts every inline spec as migrated (its isMigratable): the
+    // A/D controller only puts one on a VA for an in-tree inline volume
+    // under migration, so its handle is repaired too.
+    const migrated = resolution.volume.migrated || origin === "inline";
     if (!migrated) return { volumeHandle: csi.volumeHandle, nodeId };
     try {
       return { volumeHandle: repairVolumeHandle(csi.driver, csi.volumeHandle, nodeId), nodeId };
