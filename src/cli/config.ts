@@ -3,8 +3,8 @@ import { leaseTimingProblem } from "../leader/leader-election-options";
 import { jitterFactor } from "../leader/lease-decisions";
 import { formatGoDuration } from "./duration";
 import { FlagError } from "./errors";
-import { flags, type AnyFlag, type SomeFlag } from "./flag-table";
-import { parseArgv } from "./parse-argv";
+import { flags, flagsByName, type AnyFlag } from "./flag-table";
+import { validatedFlags, type ValidatedFlag } from "./validated-flags";
 
 /**
  * Config is the validated command line the rest of the attacher runs on: one
@@ -13,11 +13,6 @@ import { parseArgv } from "./parse-argv";
  */
 export type Config = { readonly [Flag in AnyFlag as Flag["field"]]: v.InferOutput<Flag["schema"]> };
 
-interface FlagValue {
-  readonly flag: SomeFlag;
-  readonly value: unknown;
-}
-
 /**
  * parseConfig turns argv (without the program name) into a Config or throws
  * a FlagError: it reads each occurrence by its flag's kind, validates every
@@ -25,30 +20,17 @@ interface FlagValue {
  * flags.
  */
 export function parseConfig(argv: readonly string[]): Config {
-  const given = new Map<SomeFlag, { text: string; read: unknown }>();
-  for (const { flag, text } of parseArgv(argv)) {
-    const result = flag.kind.read(text, given.get(flag)?.read);
-    if (!result.ok) throw FlagError.unreadable(flag.name, text, result.reason);
-    given.set(flag, { text, read: result.value });
-  }
-
-  const fields = new Map<string, FlagValue>();
-  for (const flag of flags) {
-    const occurrence = given.get(flag);
-    const text = occurrence?.text;
-    const result = v.safeParse(flag.schema, occurrence ? occurrence.read : flag.defaultValue);
-    if (!result.success) {
-      throw FlagError.unacceptable(flag.name, text ?? flag.kind.show(flag.defaultValue), result.issues[0]?.message ?? "invalid value");
-    }
+  const fields = new Map<string, ValidatedFlag>();
+  for (const { flag, value } of validatedFlags(argv, flags, flagsByName)) {
     // Flags sharing a field (a deprecated spelling and its successor): the one
     // given a value sets it; both given one is an error, as upstream refuses to guess.
     const earlier = fields.get(flag.field);
     if (earlier === undefined) {
-      fields.set(flag.field, { flag, value: result.output });
-    } else if (isSet(earlier.value) && isSet(result.output)) {
-      throw FlagError.conflict(flag.name, String(result.output), earlier.flag.name, String(earlier.value));
-    } else if (isSet(result.output)) {
-      fields.set(flag.field, { flag, value: result.output });
+      fields.set(flag.field, { flag, value });
+    } else if (isSet(earlier.value) && isSet(value)) {
+      throw FlagError.conflict(flag.name, String(value), earlier.flag.name, String(earlier.value));
+    } else if (isSet(value)) {
+      fields.set(flag.field, { flag, value });
     }
   }
 

@@ -12,39 +12,8 @@ import {
   uintKind,
   verbosityKind,
   vmoduleKind,
-  type FlagKind,
 } from "./flag-kinds";
-
-/**
- * FlagDefinition is one command-line flag: everything about it in one place,
- * so a flag cannot be half-added. `Config` (src/cli/config.ts) is derived from
- * these entries' `field` names and schema outputs.
- */
-export interface FlagDefinition<Field extends string, Read, Value> {
-  /** The flag's name without dashes, as upstream registers it. */
-  readonly name: string;
-  /** Other spellings that mean the same flag (Go answers -h like -help). */
-  readonly aliases?: readonly string[];
-  /**
-   * The Config field the flag sets. Two flags may share one field when one is
-   * a deprecated spelling of the other; then at most one of them may be given
-   * a non-default value.
-   */
-  readonly field: Field;
-  /** How the flag's text is read. */
-  readonly kind: FlagKind<Read>;
-  /** Upstream's default, as the kind reads it. */
-  readonly defaultValue: Read;
-  /** Upstream's help text, shown by --help. */
-  readonly help: string;
-  /** What values are accepted (its messages say so) and how they become the Config field. */
-  readonly schema: v.GenericSchema<Read, Value>;
-}
-
-/** defineFlag keeps each entry's literal field name and value types for the derived Config. */
-function defineFlag<const Field extends string, Read, Value>(definition: FlagDefinition<Field, Read, Value>): FlagDefinition<Field, Read, Value> {
-  return definition;
-}
+import { defineFlag, indexFlagsByName, type SomeFlag } from "./flag-definition";
 
 // Durations that would make a loop spin or every call fail at once.
 const positiveDuration = v.pipe(v.number(), v.minValue(1, "must be greater than zero"));
@@ -324,13 +293,8 @@ export const flagTable = [
 /** AnyFlag is any entry of the table with its precise types (what Config is derived from). */
 export type AnyFlag = (typeof flagTable)[number];
 
-/** SomeFlag is an entry seen through the shape all entries share, for code that treats them alike. */
-export type SomeFlag = FlagDefinition<string, unknown, unknown>;
-
 /** flags is the table for loops that read, validate or print every entry alike. */
 export const flags: readonly SomeFlag[] = flagTable;
 
 /** flagsByName finds a table entry by any of its spellings. */
-export const flagsByName: ReadonlyMap<string, SomeFlag> = new Map(
-  flags.flatMap((flag): [string, SomeFlag][] => [flag.name, ...(flag.aliases ?? [])].map((name) => [name, flag])),
-);
+export const flagsByName: ReadonlyMap<string, SomeFlag> = indexFlagsByName(flags);

@@ -1,5 +1,5 @@
 import { FlagError } from "./errors";
-import { flagsByName, type SomeFlag } from "./flag-table";
+import type { SomeFlag } from "./flag-definition";
 
 /** FlagOccurrence is one flag as it appeared on the command line, its value still text. */
 export interface FlagOccurrence {
@@ -16,11 +16,11 @@ export interface FlagOccurrence {
  * is not a flag is an error instead of silently ending the flags (everything
  * after it would be ignored), and so is anything after `--`.
  *
- * `byName` is the table the command line is read against: the attacher's by
- * default; a subcommand with flags of its own (the doctor) passes its own
- * table's, so both follow the same argv rules.
+ * `byName` is the table the command line is read against (indexFlagsByName):
+ * the attacher's, or a subcommand's with flags of its own (the doctor), so
+ * both follow the same argv rules.
  */
-export function parseArgv(argv: readonly string[], byName: ReadonlyMap<string, SomeFlag> = flagsByName): FlagOccurrence[] {
+export function parseArgv(argv: readonly string[], byName: ReadonlyMap<string, SomeFlag>): FlagOccurrence[] {
   const occurrences: FlagOccurrence[] = [];
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] ?? "";
@@ -50,9 +50,4 @@ export function parseArgv(argv: readonly string[], byName: ReadonlyMap<string, S
     }
   }
   return occurrences;
-}
-
-/** indexFlagsByName maps every spelling of a table's flags (name and aliases) to its entry, as parseArgv looks them up. */
-export function indexFlagsByName(table: readonly SomeFlag[]): ReadonlyMap<string, SomeFlag> {
-  return new Map(table.flatMap((flag): [string, SomeFlag][] => [flag.name, ...(flag.aliases ?? [])].map((name) => [name, flag])));
 }

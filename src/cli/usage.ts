@@ -1,4 +1,5 @@
-import { flags, type SomeFlag } from "./flag-table";
+import type { SomeFlag } from "./flag-definition";
+import { flags } from "./flag-table";
 
 /**
  * usage renders --help from the flag table in the layout of Go's

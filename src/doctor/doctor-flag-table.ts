@@ -1,17 +1,6 @@
 import * as v from "valibot";
 import { boolKind, durationKind, stringKind } from "../cli/flag-kinds";
-import type { FlagDefinition, SomeFlag } from "../cli/flag-table";
-import { indexFlagsByName } from "../cli/parse-argv";
-
-/**
- * defineDoctorFlag keeps each entry's literal field name and value types, so
- * DoctorFlags (src/doctor/doctor-flags.ts) is derived from the entries, and
- * checks that an entry's kind, default and schema agree on the value's type.
- * It does what src/cli/flag-table.ts's module-private defineFlag does.
- */
-function defineDoctorFlag<const Field extends string, Read, Value>(definition: FlagDefinition<Field, Read, Value>): FlagDefinition<Field, Read, Value> {
-  return definition;
-}
+import { defineFlag, indexFlagsByName, type SomeFlag } from "../cli/flag-definition";
 
 // A zero deadline would fail every driver call; a zero stuck-after would call every pending VA stuck.
 const positiveDuration = v.pipe(v.number(), v.minValue(1, "must be greater than zero"));
@@ -23,7 +12,7 @@ const positiveDuration = v.pipe(v.number(), v.minValue(1, "must be greater than 
  * flags are its own: the attacher's (e.g. --leader-election) mean nothing here.
  */
 export const doctorFlagTable = [
-  defineDoctorFlag({
+  defineFlag({
     name: "kubeconfig",
     field: "kubeconfig",
     kind: stringKind,
@@ -31,7 +20,7 @@ export const doctorFlagTable = [
     help: "Absolute path to the kubeconfig file; empty means in-cluster.",
     schema: v.string(),
   }),
-  defineDoctorFlag({
+  defineFlag({
     name: "csi-address",
     field: "csiAddress",
     kind: stringKind,
@@ -44,7 +33,7 @@ export const doctorFlagTable = [
       v.transform((address) => address.replace(/^unix:\/\//, "")),
     ),
   }),
-  defineDoctorFlag({
+  defineFlag({
     name: "output",
     field: "output",
     kind: stringKind,
@@ -52,7 +41,7 @@ export const doctorFlagTable = [
     help: 'Report format: "table" or "json".',
     schema: v.picklist(["table", "json"], 'must be "table" or "json"'),
   }),
-  defineDoctorFlag({
+  defineFlag({
     name: "timeout",
     field: "timeoutMs",
     kind: durationKind,
@@ -60,7 +49,7 @@ export const doctorFlagTable = [
     help: "Deadline of each driver call, and of all ListVolumes pages together.",
     schema: positiveDuration,
   }),
-  defineDoctorFlag({
+  defineFlag({
     name: "stuck-after",
     field: "stuckAfterMs",
     kind: durationKind,
@@ -68,7 +57,7 @@ export const doctorFlagTable = [
     help: "A VolumeAttachment attaching or detaching longer than this, with no error, counts as stuck.",
     schema: positiveDuration,
   }),
-  defineDoctorFlag({ name: "help", aliases: ["h"], field: "showHelp", kind: boolKind, defaultValue: false, help: "Show this help and exit.", schema: v.boolean() }),
+  defineFlag({ name: "help", aliases: ["h"], field: "showHelp", kind: boolKind, defaultValue: false, help: "Show this help and exit.", schema: v.boolean() }),
 ] as const;
 
 /** DoctorFlagDefinition is any entry of the doctor's table with its precise types (what DoctorFlags is derived from). */

@@ -1,8 +1,6 @@
-import * as v from "valibot";
-import { FlagError } from "../cli/errors";
-import type { SomeFlag } from "../cli/flag-table";
-import { parseArgv } from "../cli/parse-argv";
+import type * as v from "valibot";
 import { flagDefaults } from "../cli/usage";
+import { validatedFlags } from "../cli/validated-flags";
 import { doctorFlags, doctorFlagsByName, type DoctorFlagDefinition } from "./doctor-flag-table";
 
 /**
@@ -37,19 +35,5 @@ export function doctorUsage(): string {
  * FlagError naming the flag and the value.
  */
 export function parseDoctorFlags(argv: readonly string[]): DoctorFlags {
-  const given = new Map<SomeFlag, { text: string; read: unknown }>();
-  for (const { flag, text } of parseArgv(argv, doctorFlagsByName)) {
-    const result = flag.kind.read(text, given.get(flag)?.read);
-    if (!result.ok) throw FlagError.unreadable(flag.name, text, result.reason);
-    given.set(flag, { text, read: result.value });
-  }
-  const fields = doctorFlags.map((flag): [string, unknown] => {
-    const occurrence = given.get(flag);
-    const result = v.safeParse(flag.schema, occurrence ? occurrence.read : flag.defaultValue);
-    if (!result.success) {
-      throw FlagError.unacceptable(flag.name, occurrence?.text ?? flag.kind.show(flag.defaultValue), result.issues[0]?.message ?? "invalid value");
-    }
-    return [flag.field, result.output];
-  });
-  return Object.fromEntries(fields) as DoctorFlags;
+  return Object.fromEntries(validatedFlags(argv, doctorFlags, doctorFlagsByName).map(({ flag, value }) => [flag.field, value])) as DoctorFlags;
 }

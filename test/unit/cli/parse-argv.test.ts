@@ -2,16 +2,17 @@ import { describe, expect, it } from "bun:test";
 import * as v from "valibot";
 import { FlagError } from "../../../src/cli/errors";
 import { boolKind, stringKind } from "../../../src/cli/flag-kinds";
-import type { SomeFlag } from "../../../src/cli/flag-table";
-import { indexFlagsByName, parseArgv } from "../../../src/cli/parse-argv";
+import { indexFlagsByName, type SomeFlag } from "../../../src/cli/flag-definition";
+import { flagsByName } from "../../../src/cli/flag-table";
+import { parseArgv } from "../../../src/cli/parse-argv";
 
 const name: SomeFlag = { name: "name", field: "name", kind: stringKind, defaultValue: "", help: "A name.", schema: v.string() };
 const quiet: SomeFlag = { name: "quiet", aliases: ["q"], field: "quiet", kind: boolKind, defaultValue: false, help: "Say less.", schema: v.boolean() };
 const otherTable = indexFlagsByName([name, quiet]);
 
 describe("parseArgv", () => {
-  it("reads against the attacher's table when given none", () => {
-    const occurrences = parseArgv(["--csi-address", "/s", "-h"]);
+  it("reads the attacher's flags against the attacher's table", () => {
+    const occurrences = parseArgv(["--csi-address", "/s", "-h"], flagsByName);
     // The fields are the attacher's Config fields, so these are its table's entries.
     expect(occurrences.map(({ flag, text }) => [flag.field, text])).toEqual([
       ["csiAddress", "/s"],
