@@ -5,6 +5,7 @@ import { listInPages } from "./paged-list";
 import type { Store } from "./store";
 import type { Logger } from "../log/logger";
 import { abortableSleep } from "../util/abortable-sleep";
+import { withDeadline } from "../util/with-deadline";
 
 export interface ReflectorOptions<T extends KubeObject> {
   readonly client: KubeClient;
@@ -123,7 +124,7 @@ export class Reflector<T extends KubeObject> {
 
   /** watch applies events until the stream ends, and returns how many it applied. */
   private async watch(signal: AbortSignal): Promise<number> {
-    const { client, path, store, minWatchTimeoutSeconds } = this.options;
+    const { path, minWatchTimeoutSeconds } = this.options;
     // Randomized so that many watchers do not all reconnect at once.
     const timeoutSeconds = Math.floor(minWatchTimeoutSeconds * (1 + Math.random()));
     const query = new URLSearchParams({
@@ -134,9 +135,14 @@ export class Reflector<T extends KubeObject> {
     });
     // The server ends the watch after timeoutSeconds; our own abort also
     // covers a half-open connection that would otherwise hang forever.
-    const watchSignal = AbortSignal.any([signal, AbortSignal.timeout((timeoutSeconds + 30) * 1000)]);
+    return withDeadline(signal, (timeoutSeconds + 30) * 1000, (watchSignal) => this.applyEvents(`${path}?${query}`, watchSignal));
+  }
+
+  /** applyEvents applies one watch stream's events to the store until it ends, and returns how many it applied. */
+  private async applyEvents(watchPath: string, signal: AbortSignal): Promise<number> {
+    const { client, store } = this.options;
     let events = 0;
-    for await (const raw of client.stream(`${path}?${query}`, watchSignal)) {
+    for await (const raw of client.stream(watchPath, signal)) {
       events++;
       const event = raw as WatchEvent;
       switch (event.type) {

@@ -3,6 +3,7 @@ import type { Logger } from "../log/logger";
 import { realClock, type Clock } from "../queue/clock";
 import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
+import { withDeadline } from "../util/with-deadline";
 import {
   acquireRetryDelay,
   claimRecord,
@@ -125,7 +126,7 @@ export class LeaderElector implements LeaderElectionStatus {
   private async acquire(signal: AbortSignal): Promise<boolean> {
     this.log.info("Attempting to acquire leader lease");
     while (!signal.aborted) {
-      const acquired = await this.withDeadline(signal, this.options.renewDeadlineMs, (attempt) => this.tryAcquireOrRenew(attempt));
+      const acquired = await withDeadline(signal, this.options.renewDeadlineMs, (attempt) => this.tryAcquireOrRenew(attempt), this.clock);
       this.maybeReportTransition();
       if (acquired) {
         this.log.info("Successfully acquired lease");
@@ -148,7 +149,7 @@ export class LeaderElector implements LeaderElectionStatus {
       const deadline = this.clock.now() + this.options.renewDeadlineMs;
       let renewed = false;
       for (;;) {
-        renewed = await this.withDeadline(stop, deadline - this.clock.now(), (attempt) => this.tryAcquireOrRenew(attempt));
+        renewed = await withDeadline(stop, deadline - this.clock.now(), (attempt) => this.tryAcquireOrRenew(attempt), this.clock);
         if (renewed || stop.aborted) break;
         const remaining = deadline - this.clock.now();
         if (remaining <= 0) break;
@@ -231,7 +232,7 @@ export class LeaderElector implements LeaderElectionStatus {
     const released = releasedRecord(this.observation.record, this.clock.now());
     const never = new AbortController().signal;
     try {
-      await this.withDeadline(never, this.options.renewDeadlineMs, (attempt) => this.lock.update(released, attempt));
+      await withDeadline(never, this.options.renewDeadlineMs, (attempt) => this.lock.update(released, attempt), this.clock);
       this.setObserved(released);
       this.log.info("Released leader lease");
     } catch (e: unknown) {
@@ -249,20 +250,6 @@ export class LeaderElector implements LeaderElectionStatus {
     if (holder === this.reportedLeader) return;
     this.reportedLeader = holder;
     this.log.v(3).info("New leader detected", { leader: holder });
-  }
-
-  /** Runs `fn` with a signal that aborts when `parent` does or `timeoutMs` passes. */
-  private async withDeadline<T>(parent: AbortSignal, timeoutMs: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const controller = new AbortController();
-    const abort = () => controller.abort();
-    parent.addEventListener("abort", abort, { once: true });
-    const timer = this.clock.setTimeout(abort, Math.max(0, timeoutMs));
-    try {
-      return await fn(controller.signal);
-    } finally {
-      this.clock.clearTimeout(timer);
-      parent.removeEventListener("abort", abort);
-    }
   }
 }
 
