@@ -26,6 +26,7 @@ import { ensureComponents } from "../test/cluster/components.ts";
 import type { AttacherBinary, RunningAttacher } from "./lib/attacher-under-test.ts";
 import { BenchContext, round3, settleRss } from "./lib/bench-context.ts";
 import { createForeignPvs, createVas, prepareOwnPvs, startBenchGround } from "./lib/bench-ground.ts";
+import { buildGoAttacher } from "./lib/go-attacher-build.ts";
 import { median } from "./lib/stats.ts";
 import { VaWatch } from "./lib/va-watch.ts";
 
@@ -50,7 +51,6 @@ const ownVas = wholeNumber("--own-vas", opts["own-vas"]);
 const rounds = wholeNumber("--rounds", opts.rounds);
 const limits = { workers: wholeNumber("--workers", opts.workers), qps: 1000, burst: 2000 };
 const repoRoot = resolve(import.meta.dir, "..");
-const goAttacher = join(process.env["HOME"] ?? "", ".cache/bun-csi-attacher/bin/go-csi-attacher-v4.13.0");
 
 function wholeNumber(flag: string, text: string): number {
   const n = Number(text);
@@ -70,7 +70,7 @@ const entries: Entry[] = opts.bin.map((spec) => {
   if (name === undefined || path === undefined || !existsSync(path)) throw new Error(`--bin ${spec}: want name=existing-path[@workers]`);
   return { name, binary: { kind: "ours", path: resolve(path) }, workers: workers === undefined ? limits.workers : Number(workers) };
 });
-if (opts.go) entries.push({ name: "go", binary: { kind: "go", path: goAttacher }, workers: limits.workers });
+if (opts.go) entries.push({ name: "go", binary: { kind: "go", path: buildGoAttacher() }, workers: limits.workers });
 
 /** HeapProbe is one line of bench/lib/heap-probe-preload.ts. */
 interface HeapProbe {

@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/cluster/components.ts";
 import type { AttacherBinary, AttacherKind } from "./lib/attacher-under-test.ts";
 import { BenchContext } from "./lib/bench-context.ts";
+import { buildGoAttacher } from "./lib/go-attacher-build.ts";
 import { createForeignPvs, startBenchGround } from "./lib/bench-ground.ts";
 import { commandOutput, hostFacts } from "./lib/machine-facts.ts";
 import { note, progress } from "./lib/progress.ts";
@@ -280,13 +281,6 @@ if (failures > 0) {
 }
 // The attachers' logs only matter when something failed.
 rmSync(ground.logDir, { recursive: true, force: true });
-
-function buildGoAttacher(): string {
-  note("building (or finding cached) upstream csi-attacher");
-  const out = Bun.spawnSync(["bash", join(import.meta.dir, "build-go-attacher.sh")], { stdout: "pipe", stderr: "inherit" });
-  if (out.exitCode !== 0) throw new Error(`bench/build-go-attacher.sh exited with ${out.exitCode}`);
-  return out.stdout.toString().trim();
-}
 
 function buildOurs(): string {
   note("building dist/csi-attacher from this tree");
