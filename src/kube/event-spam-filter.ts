@@ -1,5 +1,6 @@
 import type { Clock } from "../queue/clock";
 import { LruCache } from "./lru-cache";
+import { TokenBucket } from "./token-bucket";
 
 export interface EventSpamFilterOptions {
   readonly clock: Clock;
@@ -9,11 +10,6 @@ export interface EventSpamFilterOptions {
   readonly qps?: number;
   /** Objects remembered. Default 4096 (client-go's maxLruCacheEntries). */
   readonly capacity?: number;
-}
-
-interface Bucket {
-  tokens: number;
-  updatedAt: number;
 }
 
 /**
@@ -26,7 +22,7 @@ export class EventSpamFilter {
   private readonly clock: Clock;
   private readonly burst: number;
   private readonly qps: number;
-  private readonly buckets: LruCache<string, Bucket>;
+  private readonly buckets: LruCache<string, TokenBucket>;
 
   constructor(options: EventSpamFilterOptions) {
     this.clock = options.clock;
@@ -37,13 +33,11 @@ export class EventSpamFilter {
 
   /** allow takes a token for `key` (source + object) and tells whether one was there. */
   allow(key: string): boolean {
-    const now = this.clock.now();
-    const bucket = this.buckets.get(key) ?? { tokens: this.burst, updatedAt: now };
-    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.qps);
-    bucket.updatedAt = now;
-    this.buckets.set(key, bucket);
-    if (bucket.tokens < 1) return false;
-    bucket.tokens -= 1;
-    return true;
+    let bucket = this.buckets.get(key);
+    if (bucket === undefined) {
+      bucket = new TokenBucket({ qps: this.qps, burst: this.burst, now: () => this.clock.now() });
+      this.buckets.set(key, bucket);
+    }
+    return bucket.tryTake();
   }
 }

@@ -70,6 +70,17 @@ export class TokenBucket {
     }
   }
 
+  /**
+   * tryTake takes one token if one is there now, never waiting or reserving
+   * (client-go's TryAccept): for callers that drop what they cannot send.
+   */
+  tryTake(): boolean {
+    this.refill();
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
   /** available is the number of whole tokens a caller could take now without waiting. */
   available(): number {
     this.refill();

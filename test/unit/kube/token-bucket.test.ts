@@ -91,6 +91,15 @@ describe("token bucket (--kube-api-qps/--kube-api-burst)", () => {
     expect(bucket.available()).toBe(1);
   });
 
+  it("tryTake takes a token only when a whole one is there, never reserving one", () => {
+    const { clock, bucket } = fakeBucket(1, 2);
+    expect([bucket.tryTake(), bucket.tryTake(), bucket.tryTake()]).toEqual([true, true, false]);
+    clock.step(999);
+    expect(bucket.tryTake()).toBe(false);
+    clock.step(1);
+    expect([bucket.tryTake(), bucket.available()]).toEqual([true, 0]);
+  });
+
   it("refuses a qps or burst it cannot honour", () => {
     expect(() => new TokenBucket({ qps: 0, burst: 1 })).toThrow("qps must be a positive number");
     expect(() => new TokenBucket({ qps: 1, burst: 0 })).toThrow("burst must be an integer >= 1");
