@@ -1,14 +1,7 @@
-/**
- * LeaderElectionHealthCheck is what the leader elector offers the
- * `/healthz/leader-election` handler, with the semantics of client-go's
- * HealthzAdaptor: undefined (healthy) while we stand by; an Error only when
- * we are the leader and the lease has gone unrenewed for longer than the
- * lease duration plus a tolerance (csi-lib-utils uses 20 s), which means the
- * renew loop is stuck and the process should be restarted.
- */
-export interface LeaderElectionHealthCheck {
-  check(): Error | undefined;
-}
+import type { LeaderElectionStatus } from "../leader/leader-election-status";
+
+/** LeaderElectionHealthCheck is what the `/healthz/leader-election` handler reads of leader election (client-go's HealthzAdaptor check). */
+export type LeaderElectionHealthCheck = Pick<LeaderElectionStatus, "check">;
 
 /**
  * LeaderElectionHealthAdaptor lets the HTTP endpoint serve the check before

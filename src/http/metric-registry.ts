@@ -1,4 +1,5 @@
 import { Registry } from "prom-client";
+import type { LeaderElectionStatus } from "../leader/leader-election-status";
 import type { WorkQueueMetrics } from "../queue/metrics";
 import { CsiOperationMetrics } from "./csi-operation-metrics";
 import { counterFrom, gaugeFrom, histogramFrom } from "./metric-builders";
@@ -14,13 +15,8 @@ export interface ObservedWorkQueue {
   oldestWaiting(): { seconds: number } | undefined;
 }
 
-/** The leader election state `leader_election_master_status` reads when scraped. */
-export interface ObservedLeaderElection {
-  /** The `name` label: the Lease's name. */
-  readonly name: string;
-  /** True while this process holds the Lease. */
-  isLeader(): boolean;
-}
+/** The leader election state `leader_election_master_status` reads when scraped: its `name` label and value. */
+export type ObservedLeaderElection = Pick<LeaderElectionStatus, "name" | "isLeader">;
 
 /** Options for {@link MetricRegistry}. */
 export interface MetricRegistryOptions {
