@@ -1,10 +1,10 @@
 /**
  * heap-probe-preload is loaded with `bun --preload` in front of src/main.ts
- * by bench/memory-probe.ts: on SIGUSR2 it runs a full GC and appends one JSON
- * line to $HEAP_PROBE_OUT with JSC's heap statistics, mimalloc's commit and
- * /proc/self/status memory before and after the GC, so that live heap bytes
- * per cached object can be told apart from garbage the process has not
- * handed back.
+ * by bench/memory-probe.ts and by the soak (SOAK_HEAP_PROBE=1): on SIGUSR2 it
+ * runs a full GC and appends one JSON line to $HEAP_PROBE_OUT with JSC's heap
+ * statistics, live timers, mimalloc's commit and /proc/self/status memory
+ * before and after the GC, so that live heap bytes per cached object can be
+ * told apart from garbage the process has not handed back.
  */
 import { appendFileSync, readFileSync } from "node:fs";
 import { heapStats, memoryUsage } from "bun:jsc";
@@ -25,6 +25,8 @@ if (out !== undefined && out !== "") {
     appendFileSync(
       out,
       `${JSON.stringify({
+        pid: process.pid,
+        atMs: Date.now(),
         preHeapSize: preStats.heapSize,
         preHeapCapacity: preStats.heapCapacity,
         preCommit,
@@ -35,6 +37,8 @@ if (out !== undefined && out !== "") {
         heapCapacity: stats.heapCapacity,
         extraMemorySize: stats.extraMemorySize,
         objectCount: stats.objectCount,
+        // Live timers (setTimeout and setInterval alike are "Timeout" objects): Bun counts no active handles, the heap does.
+        timers: stats.objectTypeCounts["Timeout"] ?? 0,
         commit: memoryUsage().currentCommit,
         rss: kib(status, "VmRSS"),
         anon: kib(status, "RssAnon"),

@@ -7,7 +7,9 @@
 // samples the attacher's RSS, open fds, threads and CPU from /proc and prints
 // a line; at the end, per attacher process, the trend after warm-up (Bun
 // offers no count of live timers, so a timer leak is looked for as CPU per
-// minute that climbs while the churn stays steady).
+// minute that climbs while the churn stays steady). SOAK_HEAP_PROBE=1 runs
+// the attacher from source under the heap probe instead, which each minute
+// reports the live heap, objects and timers after a full GC.
 // Build the binary first (`bun run build`).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +21,8 @@ import { startTestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 import { CorruptingProxy } from "../e2e/support/corrupting-proxy";
 import { csiNode, paths } from "../e2e/support/objects";
+import { SoakHeapProbe } from "./soak-heap-probe";
+import { slopePerMinute } from "./slope-per-minute";
 
 const minutes = Number(process.env["SOAK_MINUTES"] ?? "60");
 const watchSeconds = Number(process.env["SOAK_WATCH_SECONDS"] ?? "30");
@@ -66,23 +70,6 @@ function cpuMsPerMinute(samples: readonly Sample[]): number {
   return ((last.cpuMs - first.cpuMs) * 60_000) / (last.atMs - first.atMs);
 }
 
-/** slopePerMinute is the least-squares slope of `value` over time, per minute. */
-function slopePerMinute(samples: readonly Sample[], value: (sample: Sample) => number): number {
-  const n = samples.length;
-  if (n < 2) return Number.NaN;
-  const xs = samples.map((sample) => sample.atMs / 60_000);
-  const ys = samples.map(value);
-  const meanX = xs.reduce((a, b) => a + b, 0) / n;
-  const meanY = ys.reduce((a, b) => a + b, 0) / n;
-  let numerator = 0;
-  let denominator = 0;
-  xs.forEach((x, i) => {
-    numerator += (x - meanX) * ((ys[i] ?? 0) - meanY);
-    denominator += (x - meanX) ** 2;
-  });
-  return numerator / denominator;
-}
-
 const dir = mkdtempSync(join(tmpdir(), "soak-"));
 mkdirSync(join(dir, "driver-state"));
 await using cluster = await startTestCluster();
@@ -90,7 +77,9 @@ const admin = new AdminClient(cluster);
 await using proxy = new CorruptingProxy(cluster, watchSeconds * 1000);
 for (const node of nodes) await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
 await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName, stateDir: join(dir, "driver-state") } });
+const heapProbe = process.env["SOAK_HEAP_PROBE"] === "1" ? new SoakHeapProbe(dir) : undefined;
 const attachers = new AttacherSupervisor({
+  ...(heapProbe ? { binary: heapProbe.binary } : {}),
   kubeconfig: proxy.kubeconfig(dir),
   csiAddress: driver.csiSocket,
   logDir: dir,
@@ -123,6 +112,7 @@ try {
         cpuMs: cpuMsOf(pid),
       };
       samples.push(sample);
+      if (heapProbe && samples.length % 6 === 0) heapProbe.probe(pid);
       console.log(
         `soak: t=${Math.round((performance.now() - started) / 1000)}s attacher-${incarnation} rss=${(sample.rssKiB / 1024).toFixed(1)}MiB (anon ${(sample.rssAnonKiB / 1024).toFixed(1)}, file ${(sample.rssFileKiB / 1024).toFixed(1)}) fds=${sample.fds} threads=${sample.threads} vas: created=${churn.created} live=${churn.live}`,
       );
@@ -166,3 +156,7 @@ console.log(
   `soak: churn created ${churn.created} VAs, deleted ${churn.deletedVas}; ${proxy.watchesEnded} watches ended at their lifetime; ` +
     `${attachers.incarnations} attacher processes; exits: ${attachers.exits.join("; ") || "none"}`,
 );
+if (heapProbe) {
+  console.log("soak: heap probes per attacher process (after the first minute):");
+  for (const line of heapProbe.report(warmUpMs)) console.log(`soak:   ${line}`);
+}

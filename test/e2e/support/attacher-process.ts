@@ -22,6 +22,8 @@ export interface AttacherOptions {
   readonly hostname?: string;
   /** Extra environment variables, on top of the test's own environment. */
   readonly env?: Record<string, string>;
+  /** The program to run instead of dist/csi-attacher (the soak's heap-probed run from source). */
+  readonly binary?: string;
 }
 
 /**
@@ -59,12 +61,13 @@ const unthrottled = ["--kube-api-qps=1000", "--kube-api-burst=2000"];
 
 /** startAttacher runs dist/csi-attacher with the given flags and waits until its caches have synced. */
 export async function startAttacher(options: AttacherOptions, waitForSync = true): Promise<AttacherProcess> {
-  if (!existsSync(attacherBinary)) throw new Error(`${attacherBinary} is missing: run \`bun run build\` first`);
+  const binary = options.binary ?? attacherBinary;
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: run \`bun run build\` first`);
   const process = spawnManaged({
     name: options.name ?? "attacher",
     command: [
       ...(options.hostname === undefined ? [] : ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', options.hostname]),
-      attacherBinary,
+      binary,
       `--kubeconfig=${options.kubeconfig}`,
       `--csi-address=${options.csiAddress}`,
       "-v=4",
