@@ -38,7 +38,7 @@ import { Logger } from "./log/logger";
 import { BacklogWarning } from "./queue/backlog-warning";
 import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
 import { WorkQueue } from "./queue/work-queue";
-import { ChurnCollector } from "./util/churn-collector";
+import { IdleCollector } from "./util/idle-collector";
 import { terminationLogPath, writeTerminationMessage } from "./util/termination-message";
 
 /**
@@ -223,14 +223,13 @@ async function runAttacher(
   const pvs = new Store<ReturnType<typeof parsePersistentVolume>>();
   const csiNodes = new Store<CsiNode>();
   const stored = storedObjectParsers(driver.name);
-  // Cache changes (the first list, a relist, hundreds of attaches, steady
-  // churn) leave garbage JSC would keep resident for minutes: collect it
-  // once a burst is over, or once a minute while the churn goes on.
-  const churnCollector = new ChurnCollector();
-  const noteChange = { onAdd: () => churnCollector.note(), onUpdate: () => churnCollector.note(), onDelete: () => churnCollector.note() };
+  // A burst of cache changes (the first list, a relist, hundreds of attaches)
+  // leaves garbage JSC would keep resident for minutes: collect it once the burst is over.
+  const idleCollector = new IdleCollector();
+  const noteChange = { onAdd: () => idleCollector.note(), onUpdate: () => idleCollector.note(), onDelete: () => idleCollector.note() };
   vas.addHandlers(noteChange);
   pvs.addHandlers(noteChange);
-  churnCollector.run(signal);
+  idleCollector.run(signal);
   const reflectors = [
     // Other drivers' VAs and PVs are kept as stubs: memory grows with our volumes only.
     reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, stored.volumeAttachment, vas),
