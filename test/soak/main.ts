@@ -27,6 +27,8 @@ import { slopePerMinute } from "./slope-per-minute";
 const minutes = Number(process.env["SOAK_MINUTES"] ?? "60");
 const watchSeconds = Number(process.env["SOAK_WATCH_SECONDS"] ?? "30");
 const driverRestartMinutes = Number(process.env["SOAK_DRIVER_RESTART_MINUTES"] ?? "10");
+/** Milliseconds between churn steps (each creates or deletes a VA); a growth that scales with it is per VA, one that does not is per unit of time. */
+const paceMs = Number(process.env["SOAK_PACE_MS"] ?? "250");
 const sampleMs = 10_000;
 /** Samples of each attacher process before this are warm-up, left out of its trend. */
 const warmUpMs = 60_000;
@@ -86,11 +88,11 @@ const attachers = new AttacherSupervisor({
   args: ["--resync=30s", "--timeout=5s", "-v=2"],
 });
 await attachers.start();
-console.log(`soak: ${minutes} min, watches end every ${watchSeconds} s, driver restarts every ${driverRestartMinutes} min; logs in ${dir}`);
+console.log(`soak: ${minutes} min, a churn step every ${paceMs} ms, watches end every ${watchSeconds} s, driver restarts every ${driverRestartMinutes} min; logs in ${dir}`);
 
 const started = performance.now();
 const over = () => performance.now() - started > minutes * 60_000;
-const churn = new Churn({ admin, driverName, nodes, total: 0, maxLive: 60, paceMs: 250, random: Math.random });
+const churn = new Churn({ admin, driverName, nodes, total: 0, maxLive: 60, paceMs, random: Math.random });
 const churning = churn.run(over);
 const samples: Sample[] = [];
 let lastRestart = performance.now();
