@@ -149,6 +149,9 @@ for (const incarnation of new Set(samples.map((sample) => sample.incarnation))) 
     `soak:   attacher-${incarnation}: ${own.length} samples, rss ${Math.min(...rss).toFixed(1)}-${Math.max(...rss).toFixed(1)} MiB, ` +
       `slope ${(slopePerMinute(own, (sample) => sample.rssKiB) / 1024).toFixed(3)} MiB/min ` +
       `(anon ${(slopePerMinute(own, (sample) => sample.rssAnonKiB) / 1024).toFixed(3)}, file ${(slopePerMinute(own, (sample) => sample.rssFileKiB) / 1024).toFixed(3)}); ` +
+      // A level that is still being reached shows as a slope in the first half only; a leak keeps its slope in the second.
+      `anon slope ${(slopePerMinute(own.slice(0, half + 1), (sample) => sample.rssAnonKiB) / 1024).toFixed(3)} MiB/min in the first half, ` +
+      `${(slopePerMinute(own.slice(half), (sample) => sample.rssAnonKiB) / 1024).toFixed(3)} in the second; ` +
       `fds ${Math.min(...own.map((sample) => sample.fds))}-${Math.max(...own.map((sample) => sample.fds))}, ` +
       `threads ${Math.min(...own.map((sample) => sample.threads))}-${Math.max(...own.map((sample) => sample.threads))}; ` +
       `cpu ${cpuMsPerMinute(own.slice(0, half + 1)).toFixed(0)} ms/min in the first half, ${cpuMsPerMinute(own.slice(half)).toFixed(0)} in the second`,
