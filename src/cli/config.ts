@@ -3,7 +3,7 @@ import { leaseTimingProblem } from "../leader/leader-election-options";
 import { jitterFactor } from "../leader/lease-decisions";
 import { formatGoDuration } from "./duration";
 import { FlagError } from "./errors";
-import { flags, flagsByName, type AnyFlag } from "./flag-table";
+import { flags, type AnyFlag } from "./flag-table";
 import { validatedFlags, type ValidatedFlag } from "./validated-flags";
 
 /**
@@ -21,7 +21,7 @@ export type Config = { readonly [Flag in AnyFlag as Flag["field"]]: v.InferOutpu
  */
 export function parseConfig(argv: readonly string[]): Config {
   const fields = new Map<string, ValidatedFlag>();
-  for (const { flag, value } of validatedFlags(argv, flags, flagsByName)) {
+  for (const { flag, value } of validatedFlags(argv, flags)) {
     // Flags sharing a field (a deprecated spelling and its successor): the one
     // given a value sets it; both given one is an error, as upstream refuses to guess.
     const earlier = fields.get(flag.field);

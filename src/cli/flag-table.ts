@@ -13,10 +13,9 @@ import {
   verbosityKind,
   vmoduleKind,
 } from "./flag-kinds";
-import { defineFlag, indexFlagsByName, type SomeFlag } from "./flag-definition";
+import { defineFlag, type SomeFlag } from "./flag-definition";
+import { csiSocketAddress, positiveDuration } from "./shared-flag-schemas";
 
-// Durations that would make a loop spin or every call fail at once.
-const positiveDuration = v.pipe(v.number(), v.minValue(1, "must be greater than zero"));
 const anyString = v.string();
 const anyBool = v.boolean();
 const anyInteger = v.pipe(v.number(), v.integer());
@@ -43,12 +42,7 @@ export const flagTable = [
     kind: stringKind,
     defaultValue: "/run/csi/socket",
     help: "Address of the CSI driver socket.",
-    // Upstream dials both a path and a unix:// URL; the transport wants the path.
-    schema: v.pipe(
-      v.string(),
-      v.nonEmpty("must name the CSI driver's Unix socket"),
-      v.transform((address) => address.replace(/^unix:\/\//, "")),
-    ),
+    schema: csiSocketAddress,
   }),
   defineFlag({ name: "version", field: "showVersion", kind: boolKind, defaultValue: false, help: "Show version.", schema: anyBool }),
   defineFlag({ name: "help", aliases: ["h"], field: "showHelp", kind: boolKind, defaultValue: false, help: "Show this help and exit.", schema: anyBool }),
@@ -295,6 +289,3 @@ export type AnyFlag = (typeof flagTable)[number];
 
 /** flags is the table for loops that read, validate or print every entry alike. */
 export const flags: readonly SomeFlag[] = flagTable;
-
-/** flagsByName finds a table entry by any of its spellings. */
-export const flagsByName: ReadonlyMap<string, SomeFlag> = indexFlagsByName(flags);

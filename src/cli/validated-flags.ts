@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { FlagError } from "./errors";
-import type { SomeFlag } from "./flag-definition";
+import { indexFlagsByName, type SomeFlag } from "./flag-definition";
 import { parseArgv } from "./parse-argv";
 
 /** ValidatedFlag is one table entry's value after its kind read it and its schema accepted it. */
@@ -18,9 +18,9 @@ export interface ValidatedFlag {
  * naming the flag and its text. The attacher and the doctor both read their
  * command lines through it, so they cannot drift apart.
  */
-export function validatedFlags(argv: readonly string[], table: readonly SomeFlag[], byName: ReadonlyMap<string, SomeFlag>): ValidatedFlag[] {
+export function validatedFlags(argv: readonly string[], table: readonly SomeFlag[]): ValidatedFlag[] {
   const given = new Map<SomeFlag, { text: string; read: unknown }>();
-  for (const { flag, text } of parseArgv(argv, byName)) {
+  for (const { flag, text } of parseArgv(argv, indexFlagsByName(table))) {
     const result = flag.kind.read(text, given.get(flag)?.read);
     if (!result.ok) throw FlagError.unreadable(flag.name, text, result.reason);
     given.set(flag, { text, read: result.value });

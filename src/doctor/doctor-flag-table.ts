@@ -1,9 +1,7 @@
 import * as v from "valibot";
 import { boolKind, durationKind, stringKind } from "../cli/flag-kinds";
-import { defineFlag, indexFlagsByName, type SomeFlag } from "../cli/flag-definition";
-
-// A zero deadline would fail every driver call; a zero stuck-after would call every pending VA stuck.
-const positiveDuration = v.pipe(v.number(), v.minValue(1, "must be greater than zero"));
+import { defineFlag, type SomeFlag } from "../cli/flag-definition";
+import { csiSocketAddress, positiveDuration } from "../cli/shared-flag-schemas";
 
 /**
  * doctorFlagTable lists every flag of `csi-attacher doctor`, in the attacher's
@@ -26,12 +24,7 @@ export const doctorFlagTable = [
     kind: stringKind,
     defaultValue: "/run/csi/socket",
     help: "Address of the CSI driver socket whose VolumeAttachments are checked.",
-    // As for the attacher: a path or a unix:// URL; the transport wants the path.
-    schema: v.pipe(
-      v.string(),
-      v.nonEmpty("must name the CSI driver's Unix socket"),
-      v.transform((address) => address.replace(/^unix:\/\//, "")),
-    ),
+    schema: csiSocketAddress,
   }),
   defineFlag({
     name: "output",
@@ -65,6 +58,3 @@ export type DoctorFlagDefinition = (typeof doctorFlagTable)[number];
 
 /** doctorFlags is the doctor's table for loops that read, validate or print every entry alike. */
 export const doctorFlags: readonly SomeFlag[] = doctorFlagTable;
-
-/** doctorFlagsByName finds a doctor flag by any of its spellings, for parseArgv. */
-export const doctorFlagsByName: ReadonlyMap<string, SomeFlag> = indexFlagsByName(doctorFlags);

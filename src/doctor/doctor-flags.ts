@@ -1,7 +1,7 @@
 import type * as v from "valibot";
 import { flagDefaults } from "../cli/usage";
 import { validatedFlags } from "../cli/validated-flags";
-import { doctorFlags, doctorFlagsByName, type DoctorFlagDefinition } from "./doctor-flag-table";
+import { doctorFlags, type DoctorFlagDefinition } from "./doctor-flag-table";
 
 /**
  * DoctorFlags are the settings of `csi-attacher doctor`: one read-only field
@@ -35,5 +35,5 @@ export function doctorUsage(): string {
  * FlagError naming the flag and the value.
  */
 export function parseDoctorFlags(argv: readonly string[]): DoctorFlags {
-  return Object.fromEntries(validatedFlags(argv, doctorFlags, doctorFlagsByName).map(({ flag, value }) => [flag.field, value])) as DoctorFlags;
+  return Object.fromEntries(validatedFlags(argv, doctorFlags).map(({ flag, value }) => [flag.field, value])) as DoctorFlags;
 }

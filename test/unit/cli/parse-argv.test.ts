@@ -3,7 +3,7 @@ import * as v from "valibot";
 import { FlagError } from "../../../src/cli/errors";
 import { boolKind, stringKind } from "../../../src/cli/flag-kinds";
 import { indexFlagsByName, type SomeFlag } from "../../../src/cli/flag-definition";
-import { flagsByName } from "../../../src/cli/flag-table";
+import { flags } from "../../../src/cli/flag-table";
 import { parseArgv } from "../../../src/cli/parse-argv";
 
 const name: SomeFlag = { name: "name", field: "name", kind: stringKind, defaultValue: "", help: "A name.", schema: v.string() };
@@ -12,7 +12,7 @@ const otherTable = indexFlagsByName([name, quiet]);
 
 describe("parseArgv", () => {
   it("reads the attacher's flags against the attacher's table", () => {
-    const occurrences = parseArgv(["--csi-address", "/s", "-h"], flagsByName);
+    const occurrences = parseArgv(["--csi-address", "/s", "-h"], indexFlagsByName(flags));
     // The fields are the attacher's Config fields, so these are its table's entries.
     expect(occurrences.map(({ flag, text }) => [flag.field, text])).toEqual([
       ["csiAddress", "/s"],
