@@ -18,7 +18,7 @@
  *   bun run bench/memory-probe.ts --foreign-pvs 10000 --own-vas 1000 --rounds 3 \
  *     --bin before=/tmp/before --bin after=dist/csi-attacher --go --second
  */
-import { chmodSync, existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -27,6 +27,7 @@ import type { AttacherBinary, RunningAttacher } from "./lib/attacher-under-test.
 import { BenchContext, round3, settleRss } from "./lib/bench-context.ts";
 import { createForeignPvs, createVas, prepareOwnPvs, startBenchGround } from "./lib/bench-ground.ts";
 import { buildGoAttacher } from "./lib/go-attacher-build.ts";
+import { writeHeapProbeLauncher } from "./lib/heap-probe-launcher.ts";
 import { median } from "./lib/stats.ts";
 import { VaWatch } from "./lib/va-watch.ts";
 
@@ -50,7 +51,6 @@ const foreignPvs = wholeNumber("--foreign-pvs", opts["foreign-pvs"]);
 const ownVas = wholeNumber("--own-vas", opts["own-vas"]);
 const rounds = wholeNumber("--rounds", opts.rounds);
 const limits = { workers: wholeNumber("--workers", opts.workers), qps: 1000, burst: 2000 };
-const repoRoot = resolve(import.meta.dir, "..");
 
 function wholeNumber(flag: string, text: string): number {
   const n = Number(text);
@@ -101,9 +101,7 @@ async function heapRun(label: string, attach: boolean, heapBin: string | undefin
   const out = join(tmpdir(), `heap-probe-${process.pid}-${label}.jsonl`);
   rmSync(out, { force: true });
   const wrapper = join(tmpdir(), `heap-probe-${process.pid}-${label}.sh`);
-  const command = heapBin !== undefined ? resolve(heapBin) : `${join(repoRoot, "node_modules/.bin/bun")} --preload=${join(repoRoot, "bench/lib/heap-probe-preload.ts")} ${join(repoRoot, "src/main.ts")}`;
-  writeFileSync(wrapper, `#!/bin/sh\nHEAP_PROBE_OUT=${out} exec ${command} "$@"\n`);
-  chmodSync(wrapper, 0o755);
+  writeHeapProbeLauncher(wrapper, out, heapBin);
   const attacher = ctx.start({ kind: "ours", path: wrapper }, `heap-${label}`, limits);
   const lines = () => (existsSync(out) ? readFileSync(out, "utf8").split("\n").filter((line) => line !== "") : []);
   const probe = async (): Promise<HeapProbe> => {

@@ -1,8 +1,7 @@
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeHeapProbeLauncher } from "../../bench/lib/heap-probe-launcher";
 import { slopePerMinute } from "./slope-per-minute";
-
-const repoRoot = resolve(import.meta.dir, "../..");
 
 /** One line of bench/lib/heap-probe-preload.ts, the fields the soak trends. */
 interface ProbeLine {
@@ -32,10 +31,7 @@ export class SoakHeapProbe {
   constructor(dir: string) {
     this.#out = join(dir, "heap-probe.jsonl");
     this.binary = join(dir, "attacher-heap-probe.sh");
-    const bun = join(repoRoot, "node_modules/.bin/bun");
-    const preload = join(repoRoot, "bench/lib/heap-probe-preload.ts");
-    writeFileSync(this.binary, `#!/bin/sh\nHEAP_PROBE_OUT=${this.#out} exec ${bun} --preload=${preload} ${join(repoRoot, "src/main.ts")} "$@"\n`);
-    chmodSync(this.binary, 0o755);
+    writeHeapProbeLauncher(this.binary, this.#out);
   }
 
   /** probe asks the attacher `pid` for one line; it arrives within the GC's time. */
