@@ -1,13 +1,13 @@
 /**
  * readme-tables rewrites README.md's generated tables: the flags (from
- * src/cli/flag-table.ts) and the metrics (from src/http/metric-table.ts).
+ * src/cli/flag-table.ts) and the metrics (from src/metrics/metric-table.ts).
  * Run `bun run readme:flags` after adding or changing a flag or a metric;
  * test/unit/readme-tables.test.ts fails until then.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { flagsMarkdown, flagsTableMarkers } from "../src/cli/flags-markdown";
-import { metricsMarkdown, metricsTableMarkers } from "../src/http/metrics-markdown";
+import { metricsMarkdown, metricsTableMarkers } from "../src/metrics/metrics-markdown";
 
 const readmePath = join(import.meta.dir, "../README.md");
 const readme = readFileSync(readmePath, "utf8");

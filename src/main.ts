@@ -20,7 +20,7 @@ import { createOperationMetricsInterceptor } from "./csi/operation-metrics-inter
 import { createDriverTransport } from "./csi/transport";
 import { runDoctor } from "./doctor/run-doctor";
 import { LeaderElectionHealthAdaptor } from "./http/leader-election-health";
-import type { MetricRegistry } from "./http/metric-registry";
+import type { MetricRegistry } from "./metrics/metric-registry";
 import { Readiness } from "./http/readiness";
 import { AttacherApi } from "./kube/attacher-api";
 import { EventRecorder } from "./kube/event-recorder";
@@ -112,7 +112,7 @@ async function main(argv: readonly string[]): Promise<number> {
     // a lazy initialiser, and doing that to the doctor's or the leader
     // elector's graph (which share the kube and CSI clients) cost more start-up
     // CPU than it saved.
-    const [{ MetricRegistry }, { startHttpServer }] = await Promise.all([import("./http/metric-registry"), import("./http/http-server")]);
+    const [{ MetricRegistry }, { startHttpServer }] = await Promise.all([import("./metrics/metric-registry"), import("./http/http-server")]);
     metrics = new MetricRegistry();
     try {
       // Closed by the process exit, like Go's ListenAndServe goroutine.

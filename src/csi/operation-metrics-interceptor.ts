@@ -1,4 +1,5 @@
 import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import type { CsiOperationObserver } from "../metrics/csi-operation-observer";
 import { codeName } from "./errors";
 
 /**
@@ -9,23 +10,6 @@ import { codeName } from "./errors";
  * was set.
  */
 export const migratedVolumeKey = createContextKey<boolean>(false, { description: "CSI call for a migrated in-tree volume" });
-
-/** One finished CSI call, as the operation metrics record it. */
-export interface CsiOperation {
-  /** The full gRPC method, such as `/csi.v1.Controller/ControllerPublishVolume`. */
-  readonly method: string;
-  /** The gRPC code name as Go prints it (`OK`, `DeadlineExceeded`), or `unknown-non-grpc` for an error that is not a gRPC status. */
-  readonly code: string;
-  /** How long the call took, in seconds. */
-  readonly seconds: number;
-  /** Whether the call was for a migrated in-tree volume ({@link migratedVolumeKey}). */
-  readonly migrated: boolean;
-}
-
-/** CsiOperationObserver receives every finished CSI call. */
-export interface CsiOperationObserver {
-  observe(operation: CsiOperation): void;
-}
 
 /** Options for {@link createOperationMetricsInterceptor}. */
 export interface OperationMetricsInterceptorOptions {

@@ -1,4 +1,4 @@
-import type { Clock } from "../queue/clock";
+import type { Clock } from "../util/clock";
 import { EventSpamFilter } from "./event-spam-filter";
 import { LruCache } from "./lru-cache";
 import { formatKubeTime, type CoreEvent } from "./objects/event";

@@ -1,5 +1,5 @@
 import type { Logger } from "../log/logger";
-import { realClock, type Clock } from "../queue/clock";
+import { realClock, type Clock } from "../util/clock";
 import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
 import { EventCorrelator, type CorrelationResult } from "./event-correlator";

@@ -1,4 +1,4 @@
-import type { Clock } from "../queue/clock";
+import type { Clock } from "../util/clock";
 import { LruCache } from "./lru-cache";
 import { TokenBucket } from "./token-bucket";
 

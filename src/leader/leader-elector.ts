@@ -1,6 +1,6 @@
 import { isNotFound } from "../kube/errors";
 import type { Logger } from "../log/logger";
-import { realClock, type Clock } from "../queue/clock";
+import { realClock, type Clock } from "../util/clock";
 import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
 import { withDeadline } from "../util/with-deadline";

@@ -1,5 +1,5 @@
 import type { Logger } from "../log/logger";
-import { type Clock, realClock, type TimerHandle } from "./clock";
+import { type Clock, realClock, type TimerHandle } from "../util/clock";
 
 /** The queue state a backlog check reads; {@link WorkQueue} has it. */
 export interface BacklogSource {

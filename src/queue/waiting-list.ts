@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from "./clock.ts";
+import type { Clock, TimerHandle } from "../util/clock.ts";
 import { MinHeap } from "./min-heap.ts";
 
 /** One pending delayed add. */

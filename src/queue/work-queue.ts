@@ -1,7 +1,7 @@
-import { type Clock, realClock } from "./clock.ts";
+import { type Clock, realClock } from "../util/clock.ts";
 import { Fifo } from "./fifo.ts";
 import { LaneFifo } from "./lane-fifo.ts";
-import { noopWorkQueueMetrics, type WorkQueueMetrics } from "./metrics.ts";
+import { noopWorkQueueObserver, type WorkQueueObserver } from "../metrics/work-queue-observer.ts";
 import { ItemExponentialFailureRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 import { WaitingList } from "./waiting-list.ts";
 
@@ -13,8 +13,8 @@ export interface WorkQueueOptions<T> {
   rateLimiter?: RateLimiter<T>;
   /** Source of time and timers. Default: {@link realClock}. */
   clock?: Clock;
-  /** Receives add/get/done/retry events. Default: {@link noopWorkQueueMetrics}. */
-  metrics?: WorkQueueMetrics;
+  /** Receives add/get/done/retry events. Default: {@link noopWorkQueueObserver}. */
+  metrics?: WorkQueueObserver;
   /**
    * Splits the queue into lanes served in turn (see {@link LaneFifo}):
    * `count` lanes, and `of(item)` the lane of an item as it is queued.
@@ -27,7 +27,7 @@ interface ResolvedWorkQueueOptions<T> {
   name: string;
   rateLimiter: RateLimiter<T>;
   clock: Clock;
-  metrics: WorkQueueMetrics;
+  metrics: WorkQueueObserver;
   lanes: { readonly count: number; readonly of: (item: T) => number };
 }
 
@@ -36,7 +36,7 @@ function resolveWorkQueueOptions<T>(options: WorkQueueOptions<T>): ResolvedWorkQ
     name: options.name,
     rateLimiter: options.rateLimiter ?? new ItemExponentialFailureRateLimiter<T>(),
     clock: options.clock ?? realClock,
-    metrics: options.metrics ?? noopWorkQueueMetrics,
+    metrics: options.metrics ?? noopWorkQueueObserver,
     lanes: options.lanes ?? { count: 1, of: () => 0 },
   };
 }
@@ -59,7 +59,7 @@ export class WorkQueue<T = string> {
   readonly name: string;
   private readonly rateLimiter: RateLimiter<T>;
   private readonly clock: Clock;
-  private readonly metrics: WorkQueueMetrics;
+  private readonly metrics: WorkQueueObserver;
 
   // The three pieces of state below follow client-go's queue.go:
   //   queue ⊆ dirty, and no item is in queue twice;

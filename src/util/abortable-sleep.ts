@@ -1,4 +1,4 @@
-import { realClock, type Clock } from "../queue/clock";
+import { realClock, type Clock } from "./clock";
 
 /**
  * abortableSleep waits `ms`, or less if `signal` aborts first: every retry

@@ -1,4 +1,4 @@
-import { realClock, type Clock } from "../queue/clock";
+import { realClock, type Clock } from "./clock";
 
 /**
  * withDeadline runs `fn` with a signal that aborts when `parent` does or when

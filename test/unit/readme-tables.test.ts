@@ -2,7 +2,7 @@ import { describe, expect, it } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { flagsMarkdown, flagsTableMarkers } from "../../src/cli/flags-markdown";
-import { metricsMarkdown, metricsTableMarkers } from "../../src/http/metrics-markdown";
+import { metricsMarkdown, metricsTableMarkers } from "../../src/metrics/metrics-markdown";
 
 const readme = readFileSync(join(import.meta.dir, "../../README.md"), "utf8");
 

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from "../../../src/queue/clock.ts";
+import type { Clock, TimerHandle } from "../../../src/util/clock.ts";
 
 interface FakeTimer {
   readonly id: number;

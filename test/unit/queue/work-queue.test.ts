@@ -1,11 +1,11 @@
 import { describe, expect, it } from "bun:test";
-import type { WorkQueueMetrics } from "../../../src/queue/metrics.ts";
+import type { WorkQueueObserver } from "../../../src/metrics/work-queue-observer.ts";
 import { ItemExponentialFailureRateLimiter } from "../../../src/queue/rate-limiter.ts";
 import { WorkQueue, type WorkQueueGetResult } from "../../../src/queue/work-queue.ts";
 import { FakeClock } from "./fake-clock.ts";
 import { settle, track } from "./settle.ts";
 
-function newQueue(clock = new FakeClock(), metrics?: WorkQueueMetrics): WorkQueue {
+function newQueue(clock = new FakeClock(), metrics?: WorkQueueObserver): WorkQueue {
   return new WorkQueue({
     name: "test",
     clock,
@@ -134,7 +134,7 @@ describe("WorkQueue", () => {
   it("reports queue and processing times to its metrics", async () => {
     const clock = new FakeClock();
     const events: string[] = [];
-    const metrics: WorkQueueMetrics = {
+    const metrics: WorkQueueObserver = {
       add: () => events.push("add"),
       get: (queuedSeconds) => events.push(`get ${queuedSeconds}`),
       done: (processingSeconds) => events.push(`done ${processingSeconds}`),

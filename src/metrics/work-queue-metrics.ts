@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Histogram } from "prom-client";
-import type { WorkQueueMetrics } from "../queue/metrics";
+import type { WorkQueueObserver } from "./work-queue-observer";
 
 /** The `workqueue_*` families that count events, shared by every queue. */
 export interface WorkQueueFamilies {
@@ -19,7 +19,7 @@ export interface WorkQueueFamilies {
  * Every series exists from the start at zero, as client-go's
  * `WithLabelValues` creates it with the queue.
  */
-export class PrometheusWorkQueueMetrics implements WorkQueueMetrics {
+export class PrometheusWorkQueueMetrics implements WorkQueueObserver {
   private readonly depth: Gauge.Internal<"name">;
   private readonly adds: Counter.Internal;
   private readonly queueDuration: Histogram.Internal<"name">;

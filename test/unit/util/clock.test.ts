@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import { realClock } from "../../../src/queue/clock.ts";
-import { FakeClock } from "./fake-clock.ts";
+import { realClock } from "../../../src/util/clock.ts";
+import { FakeClock } from "../queue/fake-clock.ts";
 
 describe("realClock", () => {
   it("reads the wall clock", () => {

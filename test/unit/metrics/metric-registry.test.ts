@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { MetricRegistry } from "../../../src/http/metric-registry.ts";
+import { MetricRegistry } from "../../../src/metrics/metric-registry.ts";
 import { WorkQueue } from "../../../src/queue/work-queue.ts";
 import { FakeClock } from "../queue/fake-clock.ts";
 

@@ -1,5 +1,5 @@
 /**
- * WorkQueueMetrics receives a queue's events, mirroring client-go's
+ * WorkQueueObserver receives a queue's events, mirroring client-go's
  * `queueMetrics`: the provider turns them into the `workqueue_*` Prometheus
  * series. Durations are in seconds because Prometheus histograms are.
  * Depth is counted from `add` and `get`, as client-go counts it (dirty
@@ -8,7 +8,7 @@
  * `unfinishedWorkSeconds()`, `longestRunningProcessorSeconds()`,
  * `oldestWaiting()`.
  */
-export interface WorkQueueMetrics {
+export interface WorkQueueObserver {
   /** An item became dirty (`workqueue_adds_total`, depth + 1). */
   add(): void;
   /** A worker took an item that had waited `queuedSeconds` since it was added (`workqueue_queue_duration_seconds`, depth - 1). */
@@ -19,8 +19,8 @@ export interface WorkQueueMetrics {
   retry(): void;
 }
 
-/** noopWorkQueueMetrics discards every event; the default when no provider is given. */
-export const noopWorkQueueMetrics: WorkQueueMetrics = {
+/** noopWorkQueueObserver discards every event; the default when no provider is given. */
+export const noopWorkQueueObserver: WorkQueueObserver = {
   add() {},
   get() {},
   done() {},

@@ -1,6 +1,5 @@
 import { Registry } from "prom-client";
-import type { LeaderElectionStatus } from "../leader/leader-election-status";
-import type { WorkQueueMetrics } from "../queue/metrics";
+import type { WorkQueueObserver } from "./work-queue-observer";
 import { CsiOperationMetrics } from "./csi-operation-metrics";
 import { counterFrom, gaugeFrom, histogramFrom } from "./metric-builders";
 import { metricTable } from "./metric-table";
@@ -15,8 +14,15 @@ export interface ObservedWorkQueue {
   oldestWaiting(): { seconds: number } | undefined;
 }
 
-/** The leader election state `leader_election_master_status` reads when scraped: its `name` label and value. */
-export type ObservedLeaderElection = Pick<LeaderElectionStatus, "name" | "isLeader">;
+/**
+ * The leader election state `leader_election_master_status` reads when
+ * scraped: its `name` label and value. The elector's LeaderElectionStatus
+ * has it; leader election never pushes into the metrics.
+ */
+export interface ObservedLeaderElection {
+  readonly name: string;
+  isLeader(): boolean;
+}
 
 /** Options for {@link MetricRegistry}. */
 export interface MetricRegistryOptions {
@@ -66,7 +72,7 @@ export class MetricRegistry {
   }
 
   /** workQueueMetrics returns the event sink for the queue named `name`; pass it to the queue's constructor. */
-  workQueueMetrics(name: string): WorkQueueMetrics {
+  workQueueMetrics(name: string): WorkQueueObserver {
     return new PrometheusWorkQueueMetrics(name, this.workQueueFamilies);
   }
 

@@ -1,5 +1,5 @@
 import type { Histogram, Registry } from "prom-client";
-import type { CsiOperation, CsiOperationObserver } from "../csi/operation-metrics-interceptor";
+import type { CsiOperation, CsiOperationObserver } from "./csi-operation-observer";
 import { histogramFrom } from "./metric-builders";
 import { metricTable } from "./metric-table";
 
