@@ -9,9 +9,10 @@ import { ForcedSyncs } from "./controller/forced-syncs";
 import type { Handler } from "./controller/handler";
 import { inTreePluginForDriver } from "./controller/migration/in-tree-plugins";
 import { Reconciler } from "./controller/reconciler";
-import { storedObjectParsers } from "./controller/stored-objects";
+import { cachedObjectParsers } from "./controller/cached-objects";
 import { vaQueueLanes } from "./controller/va-lanes";
 import { TrivialHandler } from "./controller/trivial-handler";
+import { PersistentVolumeFinalizerWriter } from "./controller/pv-finalizer-writer";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
 import { startDriver, type DriverInfo } from "./csi/driver-startup";
@@ -22,14 +23,14 @@ import { runDoctor } from "./doctor/run-doctor";
 import { LeaderElectionHealthAdaptor } from "./http/leader-election-health";
 import type { MetricRegistry } from "./metrics/metric-registry";
 import { Readiness } from "./http/readiness";
-import { AttacherApi } from "./kube/attacher-api";
+import { AttacherApi } from "./controller/attacher-api";
 import { EventRecorder } from "./kube/event-recorder";
 import { KubeClient } from "./kube/http-client";
 import { loadKubeConnection, type KubeConnection } from "./kube/kubeconfig";
-import { csiNodesPath, parseCsiNode, type CsiNode } from "./kube/objects/csi-node";
+import { csiNodesPath, type CsiNode } from "./kube/objects/csi-node";
 import type { KubeObject } from "./kube/objects/object-meta";
-import { parsePersistentVolume, persistentVolumesPath } from "./kube/objects/persistent-volume";
-import { parseVolumeAttachment, volumeAttachmentsPath } from "./kube/objects/volume-attachment";
+import { persistentVolumesPath, type PersistentVolume } from "./kube/objects/persistent-volume";
+import { volumeAttachmentsPath, type VolumeAttachment } from "./kube/objects/volume-attachment";
 import { Reflector } from "./kube/reflector";
 import { Store } from "./kube/store";
 import { createApiThrottle } from "./kube/token-bucket";
@@ -219,10 +220,12 @@ async function runAttacher(
   readiness: Readiness,
   metrics: MetricRegistry | undefined,
 ): Promise<void> {
-  const vas = new Store<ReturnType<typeof parseVolumeAttachment>>();
-  const pvs = new Store<ReturnType<typeof parsePersistentVolume>>();
+  const vas = new Store<VolumeAttachment>();
+  const pvs = new Store<PersistentVolume>();
   const csiNodes = new Store<CsiNode>();
-  const stored = storedObjectParsers(driver.name);
+  // What the caches keep (other drivers' objects as stubs, so memory grows
+  // with our volumes only), for watched objects and our writes' answers alike.
+  const parse = cachedObjectParsers(driver.name);
   // A burst of cache changes (the first list, a relist, hundreds of attaches)
   // leaves garbage JSC would keep resident for minutes: collect it once the burst is over.
   const idleCollector = new IdleCollector();
@@ -231,17 +234,16 @@ async function runAttacher(
   pvs.addHandlers(noteChange);
   idleCollector.run(signal);
   const reflectors = [
-    // Other drivers' VAs and PVs are kept as stubs: memory grows with our volumes only.
-    reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, stored.volumeAttachment, vas),
-    reflectorFor(client, log, "PersistentVolume", persistentVolumesPath, stored.persistentVolume, pvs),
-    // Only our driver's entry of each CSINode is kept: the rest is other drivers' business.
-    reflectorFor(client, log, "CSINode", csiNodesPath, (raw) => onlyDriver(parseCsiNode(raw), driver.name), csiNodes),
+    reflectorFor(client, log, "VolumeAttachment", volumeAttachmentsPath, parse.volumeAttachment, vas),
+    reflectorFor(client, log, "PersistentVolume", persistentVolumesPath, parse.persistentVolume, pvs),
+    reflectorFor(client, log, "CSINode", csiNodesPath, parse.csiNode, csiNodes),
   ];
 
-  const api = new AttacherApi(client, vas, pvs);
+  const api = new AttacherApi(client, { vas, pvs, parse });
   // Attach and detach failures also become Warning events on the VA (beyond upstream).
   const events = new EventRecorder({ client, log, component: "csi-attacher", host: hostname(), signal });
   const writer = new VolumeAttachmentWriter({ api, driverName: driver.name, events });
+  const pvWriter = new PersistentVolumeFinalizerWriter({ api, driverName: driver.name });
   // Shared with the reconciler, which marks VAs whose status disagrees with the driver.
   const forcedSyncs = new ForcedSyncs();
   const { capabilities } = driver;
@@ -254,6 +256,7 @@ async function runAttacher(
       csi,
       api,
       writer,
+      pvWriter,
       pvs,
       vas,
       csiNodes,
@@ -333,11 +336,6 @@ async function runAttacher(
 
 function reflectorFor<T extends KubeObject>(client: KubeClient, log: Logger, kind: string, path: string, parse: (raw: unknown) => T, store: Store<T>): Reflector<T> {
   return new Reflector<T>({ client, log, kind, path, parse, store });
-}
-
-function onlyDriver(csiNode: CsiNode, driver: string): CsiNode {
-  const drivers = csiNode.spec.drivers?.filter((entry) => entry.name === driver) ?? [];
-  return { metadata: { name: csiNode.metadata.name, resourceVersion: csiNode.metadata.resourceVersion }, spec: { drivers } };
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

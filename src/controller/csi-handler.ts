@@ -1,6 +1,5 @@
 import type { CsiClient, PublishRequest, UnpublishRequest } from "../csi/csi-client";
-import type { AttacherApi } from "../kube/attacher-api";
-import { addFinalizerPatch, removeFinalizerPatch } from "../kube/finalizer-patches";
+import type { AttacherApi } from "./attacher-api";
 import type { CsiNode } from "../kube/objects/csi-node";
 import type { CsiPersistentVolumeSource, PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
@@ -13,23 +12,26 @@ import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
 import { isMigratable } from "./migration/in-tree-plugins";
 import { nodeIdFor } from "./node-id";
+import type { PersistentVolumeFinalizerWriter } from "./pv-finalizer-writer";
 import type { VolumeAttachmentWriter } from "./va-writer";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
 import { foundVolumeOf, resolveFoundVolume, resolveVolume, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
 
-/** The PV writes and the Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
-export type CsiHandlerApi = Pick<AttacherApi, "patchPersistentVolume" | "secretData">;
+/** The Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
+export type CsiHandlerApi = Pick<AttacherApi, "secretData">;
 
 export interface CsiHandlerOptions {
   /** The driver's name (GetPluginInfo): CSINode entries and the migration rollback are matched on it. */
   readonly driverName: string;
   /** ControllerPublishVolume / ControllerUnpublishVolume. */
   readonly csi: CsiClient;
-  /** PV finalizer patches and Secrets. */
+  /** Secrets (never cached). */
   readonly api: CsiHandlerApi;
   /** Every VA write. */
   readonly writer: VolumeAttachmentWriter;
+  /** Every PV write: our finalizer on and off. */
+  readonly pvWriter: PersistentVolumeFinalizerWriter;
   /** PV cache: sources are read from it, never from the API. */
   readonly pvs: Store<PersistentVolume>;
   /** VA cache: the handler indexes it by PV name for the PV rules. */
@@ -51,8 +53,9 @@ export interface CsiHandlerOptions {
 /**
  * CsiHandler attaches and detaches VAs through the driver's
  * ControllerPublishVolume/ControllerUnpublishVolume, and owns the PV rules:
- * which PV events need a sync, and when our PV finalizer may go. All VA
- * writes go through the VolumeAttachmentWriter.
+ * which PV events need a sync, and when our PV finalizer may go. It writes
+ * nothing itself: VA writes go through the VolumeAttachmentWriter, PV writes
+ * through the PersistentVolumeFinalizerWriter.
  */
 export class CsiHandler implements Handler {
   private readonly writer: VolumeAttachmentWriter;
@@ -185,7 +188,7 @@ export class CsiHandler implements Handler {
     if (pv.metadata.deletionTimestamp) throw new Error(`PersistentVolume ${JSON.stringify(pv.metadata.name)} is marked for deletion`);
     // An in-tree PV is translated only after the finalizer is on, as
     // upstream does: the finalizer goes on even when the translation fails.
-    return resolvedOrThrow(resolveFoundVolume({ kind: "pv", pv: await this.addPvFinalizer(pv) }));
+    return resolvedOrThrow(resolveFoundVolume({ kind: "pv", pv: await this.options.pvWriter.ensureFinalizer(pv) }));
   }
 
   /** detachSourceOf resolves the VA's volume for a detach, translating an in-tree PV: the PV is only read, never written. */
@@ -235,7 +238,7 @@ export class CsiHandler implements Handler {
    * kube-controller-manager attaches it again and our finalizer must go).
    */
   pvNeedsSync(pv: PersistentVolume): boolean {
-    if (!this.writer.hasFinalizer(pv)) return false;
+    if (!this.options.pvWriter.hasFinalizer(pv)) return false;
     if (pv.metadata.deletionTimestamp) return true;
     return this.migrationRolledBack(pv);
   }
@@ -249,10 +252,7 @@ export class CsiHandler implements Handler {
       log.v(4).info("PersistentVolume still used by a VolumeAttachment", { va: user });
       return;
     }
-    const patch = removeFinalizerPatch(pv.metadata.finalizers, this.writer.finalizer);
-    if (!patch) return;
-    await this.options.api.patchPersistentVolume(pv.metadata.name, patch);
-    log.v(2).info("Removed finalizer from PersistentVolume");
+    if (await this.options.pvWriter.removeFinalizer(pv)) log.v(2).info("Removed finalizer from PersistentVolume");
   }
 
   // Upstream asks csi-translation-lib whether the PV is migratable at all,
@@ -260,15 +260,6 @@ export class CsiHandler implements Handler {
   private migrationRolledBack(pv: PersistentVolume): boolean {
     if (!isMigratable(pv.spec)) return false;
     return pv.metadata.annotations?.[migratedToAnnotation] !== this.options.driverName;
-  }
-
-  private async addPvFinalizer(pv: PersistentVolume): Promise<PersistentVolume> {
-    if (this.writer.hasFinalizer(pv)) return pv;
-    try {
-      return await this.options.api.patchPersistentVolume(pv.metadata.name, addFinalizerPatch(pv.metadata.finalizers, this.writer.finalizer));
-    } catch (e: unknown) {
-      throw new Error(`could not add PersistentVolume finalizer: ${errorMessage(e)}`, { cause: e });
-    }
   }
 
   private async publishSecrets(csi: CsiPersistentVolumeSource): Promise<Record<string, string>> {

@@ -1,10 +1,9 @@
 import { grpcCode } from "../csi/errors";
-import type { AttacherApi } from "../kube/attacher-api";
+import type { AttacherApi } from "./attacher-api";
 import { isNotFound } from "../kube/errors";
 import type { EventRecorder } from "../kube/event-recorder";
 import { createMergePatch, isEmptyPatch, type JsonObject } from "../kube/merge-patch";
 import { volumeAttachmentReference } from "../kube/objects/event";
-import type { KubeObject } from "../kube/objects/object-meta";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import { errorMessage } from "../util/error-message";
 import { finalizerName, nodeIdAnnotation } from "./driver-names";
@@ -47,8 +46,8 @@ type Status = NonNullable<VolumeAttachment["status"]>;
  * computed against.
  */
 export class VolumeAttachmentWriter {
-  /** The finalizer this attacher puts on VAs (and PVs) of its driver. */
-  readonly finalizer: string;
+  /** The finalizer this attacher puts on VAs of its driver (the PV writer derives the same one). */
+  private readonly finalizer: string;
   private readonly api: VolumeAttachmentPatcher;
   private readonly now: () => Date;
   private readonly attachErrorCodes: boolean;
@@ -62,9 +61,9 @@ export class VolumeAttachmentWriter {
     this.events = options.events;
   }
 
-  /** hasFinalizer: the object (a VA, or a PV) carries our finalizer; on a VA, a detach may still be owed. */
-  hasFinalizer(object: KubeObject): boolean {
-    return object.metadata.finalizers?.includes(this.finalizer) ?? false;
+  /** hasFinalizer: the VA carries our finalizer, so a detach may still be owed. */
+  hasFinalizer(va: VolumeAttachment): boolean {
+    return va.metadata.finalizers?.includes(this.finalizer) ?? false;
   }
 
   /**

@@ -7,6 +7,7 @@ import {
 } from "../../../../gen/csi/v1/csi_pb";
 import { CsiHandler } from "../../../../src/controller/csi-handler";
 import { ForcedSyncs } from "../../../../src/controller/forced-syncs";
+import { PersistentVolumeFinalizerWriter } from "../../../../src/controller/pv-finalizer-writer";
 import { VolumeAttachmentWriter } from "../../../../src/controller/va-writer";
 import { CsiClient } from "../../../../src/csi/csi-client";
 import type { JsonPatchOperation } from "../../../../src/kube/finalizer-patches";
@@ -126,6 +127,7 @@ export function createHandlerGround(options: GroundOptions = {}) {
     csi: new CsiClient(transport),
     api,
     writer,
+    pvWriter: new PersistentVolumeFinalizerWriter({ api, driverName }),
     pvs,
     vas,
     csiNodes,

@@ -1,37 +1,43 @@
-import type { KubeClient } from "./http-client";
-import type { Store } from "./store";
-import type { JsonPatchOperation } from "./finalizer-patches";
-import { parsePersistentVolume, persistentVolumesPath, type PersistentVolume } from "./objects/persistent-volume";
-import { parseVolumeAttachment, volumeAttachmentsPath, type VolumeAttachment } from "./objects/volume-attachment";
+import type { JsonPatchOperation } from "../kube/finalizer-patches";
+import type { KubeClient } from "../kube/http-client";
+import { persistentVolumesPath, type PersistentVolume } from "../kube/objects/persistent-volume";
+import { volumeAttachmentsPath, type VolumeAttachment } from "../kube/objects/volume-attachment";
+import type { Store } from "../kube/store";
+import type { CachedObjectParsers } from "./cached-objects";
+
+/** What AttacherApi keeps its answers in: the stores, and the one decision of what they keep. */
+export interface AttacherApiCaches {
+  readonly vas: Store<VolumeAttachment>;
+  readonly pvs: Store<PersistentVolume>;
+  readonly parse: Pick<CachedObjectParsers, "volumeAttachment" | "persistentVolume">;
+}
 
 /**
  * AttacherApi is every write (and the one uncached read) the attacher makes
  * against the API server, typed: VA patches, PV finalizer patches, Secrets.
- * Reads of VAs, PVs and CSINodes come from the stores instead.
+ * Reads of VAs, PVs and CSINodes come from the stores instead. The server's
+ * answer to a write goes into the store at once (Store.applyOwnWrite), parsed
+ * as the watch's copy of it will be, so both are the same object shape.
  */
 export class AttacherApi {
-  /**
-   * @param vas, pvs  the caches our writes are applied to (see Store.applyOwnWrite).
-   */
   constructor(
-    private readonly client: KubeClient,
-    private readonly vas: Store<VolumeAttachment>,
-    private readonly pvs: Store<PersistentVolume>,
+    private readonly client: Pick<KubeClient, "get" | "patch">,
+    private readonly caches: AttacherApiCaches,
   ) {}
 
   /** patchVolumeAttachment sends a JSON merge patch to the VA or its status subresource and returns the server's new VA. */
   async patchVolumeAttachment(name: string, patch: object, subresource?: "status"): Promise<VolumeAttachment> {
     const path = `${volumeAttachmentsPath}/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ""}`;
-    const written = parseVolumeAttachment(await this.client.patch<unknown>(path, "merge", patch));
-    this.vas.applyOwnWrite(written);
+    const written = this.caches.parse.volumeAttachment(await this.client.patch<unknown>(path, "merge", patch));
+    this.caches.vas.applyOwnWrite(written);
     return written;
   }
 
   /** patchPersistentVolume sends a JSON patch (RFC 6902) to the PV and returns the server's new PV. */
   async patchPersistentVolume(name: string, operations: readonly JsonPatchOperation[]): Promise<PersistentVolume> {
     const path = `${persistentVolumesPath}/${encodeURIComponent(name)}`;
-    const written = parsePersistentVolume(await this.client.patch<unknown>(path, "json", operations));
-    this.pvs.applyOwnWrite(written);
+    const written = this.caches.parse.persistentVolume(await this.client.patch<unknown>(path, "json", operations));
+    this.caches.pvs.applyOwnWrite(written);
     return written;
   }
 
