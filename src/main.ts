@@ -13,6 +13,7 @@ import { cachedObjectParsers } from "./controller/cached-objects";
 import { vaQueueLanes } from "./controller/va-lanes";
 import { TrivialHandler } from "./controller/trivial-handler";
 import { PersistentVolumeFinalizerWriter } from "./controller/pv-finalizer-writer";
+import { VanishedVolumeAttachments } from "./controller/vanished-volume-attachments";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
 import { startDriver, type DriverInfo } from "./csi/driver-startup";
@@ -249,7 +250,9 @@ async function runAttacher(
   const { capabilities } = driver;
   log.v(2).info("CSI driver capabilities", { driver: driver.name, ...capabilities });
   let handler: Handler;
+  let vanished: VanishedVolumeAttachments | undefined;
   if (capabilities.controllerService && capabilities.publishUnpublish) {
+    vanished = new VanishedVolumeAttachments({ driverName: driver.name, log });
     log.v(2).info("CSI driver supports ControllerPublishUnpublish, using real CSI handler", { driver: driver.name });
     handler = new CsiHandler({
       driverName: driver.name,
@@ -261,6 +264,7 @@ async function runAttacher(
       vas,
       csiNodes,
       forcedSyncs,
+      vanished,
       log,
       timeoutMs: config.timeoutMs,
       supportsPublishReadonly: capabilities.publishReadonly,
@@ -284,7 +288,7 @@ async function runAttacher(
   };
   const vaQueue = newQueue("csi-attacher-va", vaQueueLanes(vas));
   const pvQueue = newQueue("csi-attacher-pv");
-  const controller = new AttachController({ driverName: driver.name, handler, vas, pvs, vaQueue, pvQueue, log });
+  const controller = new AttachController({ driverName: driver.name, handler, vas, pvs, vaQueue, pvQueue, log, ...(vanished ? { vanished } : {}) });
   new BacklogWarning({ queues: [vaQueue, pvQueue], log }).run(signal);
 
   // As upstream: only a driver that can publish and list where its volumes

@@ -5,6 +5,8 @@ import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import type { WorkQueue } from "../queue/work-queue";
 import type { Handler } from "./handler";
+import { pvNeedsSync } from "./pv-needs-sync";
+import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
 
 export interface AttachControllerOptions {
   readonly driverName: string;
@@ -15,6 +17,12 @@ export interface AttachControllerOptions {
   readonly vaQueue: WorkQueue<string>;
   /** Queue of PV names ("csi-attacher-pv" in metrics). */
   readonly pvQueue: WorkQueue<string>;
+  /**
+   * Where a deleted VA that still carried our finalizer is noted, so its
+   * name is queued and its volume released. Only with the CSI handler: the
+   * trivial handler puts no finalizer on anything.
+   */
+  readonly vanished?: VanishedVolumeAttachments;
   readonly log: Logger;
 }
 
@@ -23,12 +31,12 @@ export interface AttachControllerOptions {
  * workers that hand each name to the handler, as upstream's
  * CSIAttachController: success forgets the name's failures, an error re-adds
  * it with back-off, and a name is never processed by two workers at once.
- * It only routes, as sample-controller's enqueueFoo does: whether a PV
- * needs a sync is the handler's rule.
+ * It only routes, as sample-controller's enqueueFoo does; the filters that
+ * drop events say why (shouldEnqueueVaChange, pvNeedsSync).
  */
 export class AttachController {
   constructor(private readonly options: AttachControllerOptions) {
-    const { vas, pvs, vaQueue, pvQueue, handler, log } = options;
+    const { driverName, vas, pvs, vaQueue, pvQueue, vanished, log } = options;
     vas.addHandlers({
       onAdd: (va) => vaQueue.add(va.metadata.name),
       onUpdate: (oldVa, newVa) => {
@@ -36,14 +44,14 @@ export class AttachController {
         else log.v(3).info("Ignoring VolumeAttachment change", { va: newVa.metadata.name });
       },
       onDelete: (va) => {
-        if (handler.noteDeletedVolumeAttachment(va)) vaQueue.add(va.metadata.name);
+        if (vanished?.note(va)) vaQueue.add(va.metadata.name);
         // A deleted VA may have been the last user of its PV.
         const pvName = va.spec.source.persistentVolumeName;
         if (pvName) pvQueue.add(pvName);
       },
     });
     const onPv = (pv: PersistentVolume) => {
-      if (handler.pvNeedsSync(pv)) pvQueue.add(pv.metadata.name);
+      if (pvNeedsSync(pv, driverName)) pvQueue.add(pv.metadata.name);
     };
     pvs.addHandlers({ onAdd: onPv, onUpdate: (_old, pv) => onPv(pv) });
   }
@@ -96,16 +104,12 @@ export class AttachController {
 
   private async syncVa(name: string): Promise<void> {
     const va = this.options.vas.get(name);
-    if (!va) {
-      const releasedPv = await this.options.handler.syncDeletedVolumeAttachment(name);
-      if (releasedPv !== undefined) this.options.pvQueue.add(releasedPv);
-      return;
-    }
-    if (va.spec.attacher !== this.options.driverName) {
+    if (va && va.spec.attacher !== this.options.driverName) {
       this.options.log.v(4).info("Skipping VolumeAttachment for attacher", { va: name, attacher: va.spec.attacher });
       return;
     }
-    await this.options.handler.syncVolumeAttachment(va);
+    const releasedPv = await this.options.handler.syncVolumeAttachment(name, va);
+    if (releasedPv !== undefined) this.options.pvQueue.add(releasedPv);
   }
 
   private async syncPv(name: string): Promise<void> {

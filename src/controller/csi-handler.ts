@@ -6,17 +6,16 @@ import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import { errorMessage } from "../util/error-message";
-import { migratedToAnnotation } from "./driver-names";
-import { DeletedWithFinalizer } from "./deleted-with-finalizer";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
-import { isMigratable } from "./migration/in-tree-plugins";
 import { nodeIdFor } from "./node-id";
 import type { PersistentVolumeFinalizerWriter } from "./pv-finalizer-writer";
+import { pvNeedsSync } from "./pv-needs-sync";
+import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
 import type { VolumeAttachmentWriter } from "./va-writer";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
-import { foundVolumeOf, resolveFoundVolume, resolveVolume, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
+import { resolveVolume, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
 
 /** The Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
 export type CsiHandlerApi = Pick<AttacherApi, "secretData">;
@@ -40,6 +39,8 @@ export interface CsiHandlerOptions {
   readonly csiNodes: Store<CsiNode>;
   /** VA names the reconciler wants synced even though their status says there is nothing to do. */
   readonly forcedSyncs: ForcedSyncs;
+  /** VAs that vanished still carrying our finalizer (the attach controller notes them): their volumes are unpublished here. */
+  readonly vanished: VanishedVolumeAttachments;
   readonly log: Logger;
   /** --timeout: deadline of each ControllerPublish/Unpublish, in ms. */
   readonly timeoutMs: number;
@@ -52,77 +53,67 @@ export interface CsiHandlerOptions {
 
 /**
  * CsiHandler attaches and detaches VAs through the driver's
- * ControllerPublishVolume/ControllerUnpublishVolume, and owns the PV rules:
- * which PV events need a sync, and when our PV finalizer may go. It writes
+ * ControllerPublishVolume/ControllerUnpublishVolume, releases the volumes of
+ * VAs that vanished still carrying our finalizer, and owns the PV rule:
+ * when our PV finalizer may go. It writes
  * nothing itself: VA writes go through the VolumeAttachmentWriter, PV writes
  * through the PersistentVolumeFinalizerWriter.
  */
 export class CsiHandler implements Handler {
   private readonly writer: VolumeAttachmentWriter;
   private readonly vasByPv: VolumeAttachmentsByPv;
-  private readonly deleted = new DeletedWithFinalizer();
+  private readonly vanished: VanishedVolumeAttachments;
 
   constructor(private readonly options: CsiHandlerOptions) {
     this.writer = options.writer;
     this.vasByPv = new VolumeAttachmentsByPv(options.vas);
+    this.vanished = options.vanished;
   }
 
-  async syncVolumeAttachment(va: VolumeAttachment): Promise<void> {
+  async syncVolumeAttachment(name: string, va: VolumeAttachment | undefined): Promise<string | undefined> {
+    if (va) {
+      await this.syncCached(va);
+      return undefined;
+    }
+    return this.releaseVanished(name);
+  }
+
+  /** syncCached attaches or detaches a VA the cache has, first releasing a vanished VA of the same name it does not take over. */
+  private async syncCached(va: VolumeAttachment): Promise<void> {
+    const { name } = va.metadata;
     // Taken first on every sync, as upstream consumes it: a forced sync is
     // one sync, whatever that sync then decides.
-    const forced = this.options.forcedSyncs.take(va.metadata.name);
+    const forced = this.options.forcedSyncs.take(name);
     // A VA of the same name vanished with our finalizer on. This one takes
     // its publish over when it stands for the same volume on the same node
     // (the A/D controller names VAs after exactly that) and its own sync
     // will publish it again (attach) or release it (detach with our
     // finalizer on). Otherwise the vanished publish is released first.
-    const vanished = this.deleted.get(va.metadata.name);
+    const vanished = this.vanished.get(name);
     const takesOver = vanished !== undefined && samePublication(vanished, va) && (!va.metadata.deletionTimestamp || this.writer.hasFinalizer(va));
-    if (vanished && !takesOver) await this.unpublishVanished(vanished);
+    if (vanished && !takesOver) await this.releaseVanished(name);
     if (va.metadata.deletionTimestamp) await this.syncDetach(va, forced);
     else await this.syncAttach(va, forced);
-    if (takesOver) this.deleted.forget(va.metadata.name);
+    if (takesOver) this.vanished.forget(name);
   }
 
   /**
-   * noteDeletedVolumeAttachment is told of every VA the API deleted. One of
-   * ours that carried our finalizer but was never marked for deletion
-   * vanished without a detach: it is remembered, and needs a sync, since its
-   * volume may be published and only we can release it. The normal end of
-   * a VA is not that: its last state has a deletionTimestamp, and still
-   * shows our finalizer, because kube-apiserver deletes the object instead
-   * of storing the update that removed its last finalizer, and the watch
-   * sends the last stored state.
+   * releaseVanished unpublishes the volume of a VA the API no longer has,
+   * if it vanished still carrying our finalizer (there is no VA left to
+   * write an error to), and resolves with its PV, whose finalizer may now go.
    */
-  noteDeletedVolumeAttachment(va: VolumeAttachment): boolean {
-    if (va.spec.attacher !== this.options.driverName) return false;
-    if (this.deleted.get(va.metadata.name)) return true;
-    if (!this.writer.hasFinalizer(va) || va.metadata.deletionTimestamp) return false;
-    this.deleted.remember(va);
-    this.options.log.warn("VolumeAttachment vanished while it still carried our finalizer; unpublishing its volume from its last known state", {
-      va: va.metadata.name,
-      node: va.spec.nodeName,
-    });
-    return true;
-  }
-
-  async syncDeletedVolumeAttachment(name: string): Promise<string | undefined> {
-    const vanished = this.deleted.get(name);
+  private async releaseVanished(name: string): Promise<string | undefined> {
+    const vanished = this.vanished.get(name);
     if (!vanished) {
       this.options.log.v(3).info("VolumeAttachment was deleted, ignoring", { va: name });
       return undefined;
     }
-    await this.unpublishVanished(vanished);
-    return vanished.spec.source.persistentVolumeName ?? undefined;
-  }
-
-  /** unpublishVanished releases the volume of a VA the API no longer has; there is no VA left to write an error to. */
-  private async unpublishVanished(va: VolumeAttachment): Promise<void> {
-    const log = this.options.log.with({ va: va.metadata.name });
+    const log = this.options.log.with({ va: name });
     log.v(2).info("Detaching vanished VolumeAttachment");
-    await this.unpublish(va);
-    this.deleted.forget(va.metadata.name);
+    await this.unpublish(vanished);
+    this.vanished.forget(name);
     log.v(2).info("Detached");
+    return vanished.spec.source.persistentVolumeName ?? undefined;
   }
 
   private async syncAttach(va: VolumeAttachment, forced: boolean): Promise<void> {
@@ -177,18 +168,21 @@ export class CsiHandler implements Handler {
   /**
    * attachSourceOf resolves the VA's volume for an attach. A PV being deleted
    * is refused; otherwise the PV gets our finalizer before anything is
-   * published, so it cannot go while attached. An in-tree PV (CSI migration)
-   * is translated to its CSI source; an inline spec must be CSI already (the
-   * A/D controller translates inline in-tree volumes before creating the VA).
+   * published, so it cannot go while attached, and it gets it even when the
+   * translation of an in-tree PV then fails, as upstream's does. (The spec
+   * is translated from the cached PV, which differs from the one the
+   * finalizer patch answered with only by that finalizer.) An inline spec
+   * must be CSI already: the A/D controller translates inline in-tree
+   * volumes before creating the VA.
    */
   private async attachSourceOf(va: VolumeAttachment): Promise<ResolvedVolume> {
-    const found = foundVolumeOf(va, this.options.pvs);
-    if (found.kind === "inline") return resolvedOrThrow(resolveFoundVolume(found));
-    const { pv } = found;
-    if (pv.metadata.deletionTimestamp) throw new Error(`PersistentVolume ${JSON.stringify(pv.metadata.name)} is marked for deletion`);
-    // An in-tree PV is translated only after the finalizer is on, as
-    // upstream does: the finalizer goes on even when the translation fails.
-    return resolvedOrThrow(resolveFoundVolume({ kind: "pv", pv: await this.options.pvWriter.ensureFinalizer(pv) }));
+    const resolution = resolveVolume(va, this.options.pvs);
+    const { pv } = resolution;
+    if (pv) {
+      if (pv.metadata.deletionTimestamp) throw new Error(`PersistentVolume ${JSON.stringify(pv.metadata.name)} is marked for deletion`);
+      await this.options.pvWriter.ensureFinalizer(pv);
+    }
+    return resolvedOrThrow(resolution);
   }
 
   /** detachSourceOf resolves the VA's volume for a detach, translating an in-tree PV: the PV is only read, never written. */
@@ -231,35 +225,16 @@ export class CsiHandler implements Handler {
     }
   }
 
-  /**
-   * pvNeedsSync: only a PV with our finalizer can need it removed, and only
-   * when it is being deleted or when CSI migration was rolled back (an
-   * in-tree PV whose `pv.kubernetes.io/migrated-to` does not name us, so
-   * kube-controller-manager attaches it again and our finalizer must go).
-   */
-  pvNeedsSync(pv: PersistentVolume): boolean {
-    if (!this.options.pvWriter.hasFinalizer(pv)) return false;
-    if (pv.metadata.deletionTimestamp) return true;
-    return this.migrationRolledBack(pv);
-  }
-
   async syncPersistentVolume(pv: PersistentVolume): Promise<void> {
     const log = this.options.log.with({ pv: pv.metadata.name });
-    if (!this.pvNeedsSync(pv)) return;
+    if (!pvNeedsSync(pv, this.options.driverName)) return;
     // A vanished VA still owes its unpublish, which needs this PV.
-    const [user] = [...this.vasByPv.vasUsing(pv.metadata.name), ...this.deleted.namingPv(pv.metadata.name)];
+    const [user] = [...this.vasByPv.vasUsing(pv.metadata.name), ...this.vanished.namingPv(pv.metadata.name)];
     if (user !== undefined) {
       log.v(4).info("PersistentVolume still used by a VolumeAttachment", { va: user });
       return;
     }
     if (await this.options.pvWriter.removeFinalizer(pv)) log.v(2).info("Removed finalizer from PersistentVolume");
-  }
-
-  // Upstream asks csi-translation-lib whether the PV is migratable at all,
-  // not whether it migrates to this driver; the same here.
-  private migrationRolledBack(pv: PersistentVolume): boolean {
-    if (!isMigratable(pv.spec)) return false;
-    return pv.metadata.annotations?.[migratedToAnnotation] !== this.options.driverName;
   }
 
   private async publishSecrets(csi: CsiPersistentVolumeSource): Promise<Record<string, string>> {

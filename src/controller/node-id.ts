@@ -1,8 +1,12 @@
 import { KubeApiError } from "../kube/errors";
 import { nodeIdOf, type CsiNode } from "../kube/objects/csi-node";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
-import type { Store } from "../kube/store";
 import { nodeIdAnnotation } from "./driver-names";
+
+/** Where CSINodes are looked up by node name: the CSINode store, or the doctor's snapshot. */
+export interface CsiNodeLookup {
+  get(nodeName: string): CsiNode | undefined;
+}
 
 /**
  * nodeIdFor finds the ID `driver` registered for node `nodeName` in that
@@ -11,7 +15,7 @@ import { nodeIdAnnotation } from "./driver-names";
  * deleted, or whose driver pod is down, must still be detachable. Attach
  * never falls back: publishing to a node the driver does not know is wrong.
  */
-export function nodeIdFor(csiNodes: Store<CsiNode>, driver: string, nodeName: string, fallbackVa?: VolumeAttachment): string {
+export function nodeIdFor(csiNodes: CsiNodeLookup, driver: string, nodeName: string, fallbackVa?: VolumeAttachment): string {
   let error: Error;
   const csiNode = csiNodes.get(nodeName);
   if (csiNode) {

@@ -7,9 +7,8 @@ import { realClock, type Clock } from "../util/clock";
 import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
 import type { ForcedSyncs } from "./forced-syncs";
-import { repairVolumeHandle } from "./migration/repair-volume-handle";
 import { nodeIdFor } from "./node-id";
-import { resolveVolume, type ResolutionStep } from "./volume-resolution";
+import { listedVolumeHandle, resolveVolume, type ResolutionStep } from "./volume-resolution";
 
 /** VolumeLister is the one driver call the reconciler needs (CsiClient.listVolumes). */
 export interface VolumeLister {
@@ -154,14 +153,9 @@ export class Reconciler {
       vaLog.error(resolutionFailures[resolution.step], { err: resolution.error });
       return undefined;
     }
-    const { csi, origin } = resolution.volume;
-    // Upstream counts every inline spec as migrated (its isMigratable): the
-    // A/D controller only puts one on a VA for an in-tree inline volume
-    // under migration, so its handle is repaired too.
-    const migrated = resolution.volume.migrated || origin === "inline";
-    if (!migrated) return { volumeHandle: csi.volumeHandle, nodeId };
+    const { csi } = resolution.volume;
     try {
-      return { volumeHandle: repairVolumeHandle(csi.driver, csi.volumeHandle, nodeId), nodeId };
+      return { volumeHandle: listedVolumeHandle(resolution.volume, nodeId), nodeId };
     } catch (e: unknown) {
       // As upstream, an inline spec of a driver that replaces no in-tree plugin ends here.
       vaLog.error("Failed to repair volume handle for driver", { err: e, volumeHandle: csi.volumeHandle, sourceDriver: csi.driver });

@@ -15,25 +15,14 @@ export class TrivialHandler implements Handler {
     private readonly log: Logger,
   ) {}
 
-  async syncVolumeAttachment(va: VolumeAttachment): Promise<void> {
-    if (va.status?.attached) return;
+  /** A VA the cache no longer has owes nothing: it never had a finalizer of ours. */
+  async syncVolumeAttachment(name: string, va: VolumeAttachment | undefined): Promise<undefined> {
+    if (!va || va.status?.attached) return undefined;
     await this.writer.markAttached(va, {});
-    this.log.v(2).info("Marked VolumeAttachment as attached", { va: va.metadata.name });
-  }
-
-  /** No finalizer, so a deleted VA owes nothing. */
-  noteDeletedVolumeAttachment(_va: VolumeAttachment): boolean {
-    return false;
-  }
-
-  async syncDeletedVolumeAttachment(_name: string): Promise<string | undefined> {
+    this.log.v(2).info("Marked VolumeAttachment as attached", { va: name });
     return undefined;
   }
 
-  /** No finalizers are ever added, so no PV ever needs one removed. */
-  pvNeedsSync(_pv: PersistentVolume): boolean {
-    return false;
-  }
-
+  /** No finalizers are ever added, so no PV ever needs one removed (pvNeedsSync never queues one). */
   async syncPersistentVolume(_pv: PersistentVolume): Promise<void> {}
 }

@@ -1,14 +1,15 @@
+import { KubeApiError } from "../kube/errors";
 import type { CsiPersistentVolumeSource, PersistentVolume, PersistentVolumeSpec } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
-import type { Store } from "../kube/store";
-import { migratedSpecOf, type MigratedSpec } from "./migration/migrated-spec";
-import { cachedPersistentVolume, csiSourceOf, volumeSourceOf } from "./volume-source";
+import { errorMessage } from "../util/error-message";
+import { isMigratable } from "./migration/in-tree-plugins";
+import { repairVolumeHandle } from "./migration/repair-volume-handle";
+import { translateInTreeSpecToCsi } from "./migration/translate-in-tree";
 
-/**
- * FoundVolume is a VA's volume as found, before translation: its PV (from
- * the cache, or as a write returned it) or its inline spec.
- */
-export type FoundVolume = { readonly kind: "pv"; readonly pv: PersistentVolume } | { readonly kind: "inline"; readonly spec: PersistentVolumeSpec };
+/** Where PVs are looked up by name: the PV store, or the doctor's snapshot. Nothing is written. */
+export interface PersistentVolumeLookup {
+  get(name: string): PersistentVolume | undefined;
+}
 
 /** ResolvedVolume is what a VA's driver calls are built from. */
 export interface ResolvedVolume {
@@ -16,8 +17,8 @@ export interface ResolvedVolume {
   readonly spec: PersistentVolumeSpec;
   /** `spec.csi`, present by construction. */
   readonly csi: CsiPersistentVolumeSource;
-  /** Where the spec came from. */
-  readonly origin: FoundVolume["kind"];
+  /** Where the spec came from: a PV named in `spec.source`, or the VA's inline spec. */
+  readonly origin: "pv" | "inline";
   /**
    * True only for an in-tree PV translated to CSI, as upstream's csiAttach and
    * csiDetach count it. An inline spec is not marked here: whether it counts
@@ -37,55 +38,64 @@ export type ResolutionStep = "pv-spec" | "csi-source";
 /**
  * VolumeResolution is a resolved volume, or the step that failed and what it
  * threw, untouched: the handler rethrows it, so the VA's error text and
- * predicates such as isNotFound see exactly what the step threw.
+ * predicates such as isNotFound see exactly what the step threw. `pv` is the
+ * PV the VA names whenever it was found, even when a later step failed:
+ * attach puts our finalizer on it before it reports a failed translation, as
+ * upstream does.
  */
 export type VolumeResolution =
-  | { readonly ok: true; readonly volume: ResolvedVolume }
-  | { readonly ok: false; readonly step: ResolutionStep; readonly error: unknown };
+  | { readonly ok: true; readonly volume: ResolvedVolume; readonly pv?: PersistentVolume }
+  | { readonly ok: false; readonly step: ResolutionStep; readonly error: unknown; readonly pv?: PersistentVolume };
 
 /**
- * resolveVolume finds which volume a VA refers to, from the PV cache only
- * (nothing is written): its PV or inline spec, an in-tree PV translated to
- * CSI, and the CSI source. Used by detach and by the reconciler; attach
- * writes the PV finalizer between finding and translating, so it calls
- * foundVolumeOf and resolveFoundVolume itself.
+ * resolveVolume answers "which volume does this VA name", the one answer for
+ * attach, detach, the reconciler and the doctor: the VA's source (exactly one
+ * of a PV name and an inline spec), its PV from `pvs`, an in-tree PV
+ * translated to CSI (CSI migration), and the CSI source. Error texts are
+ * upstream's, so operators' searches still match.
  */
-export function resolveVolume(va: VolumeAttachment, pvs: Store<PersistentVolume>): VolumeResolution {
-  let found: FoundVolume;
-  try {
-    found = foundVolumeOf(va, pvs);
-  } catch (error: unknown) {
-    return { ok: false, step: "pv-spec", error };
+export function resolveVolume(va: VolumeAttachment, pvs: PersistentVolumeLookup): VolumeResolution {
+  const { persistentVolumeName, inlineVolumeSpec } = va.spec.source;
+  if (persistentVolumeName && inlineVolumeSpec) return failedAt("pv-spec", "both InlineCSIVolumeSource and PersistentVolumeName specified in VA source");
+  if (inlineVolumeSpec) {
+    const csi = inlineVolumeSpec.csi;
+    if (!csi) return failedAt("pv-spec", "inline volume spec contains nil CSI source");
+    return { ok: true, volume: { spec: inlineVolumeSpec, csi, origin: "inline", migrated: false } };
   }
-  return resolveFoundVolume(found);
+  if (!persistentVolumeName) return failedAt("pv-spec", "neither InlineCSIVolumeSource nor PersistentVolumeName specified in VA source");
+  const pv = pvs.get(persistentVolumeName);
+  // The lister's NotFound wording, which operators know from upstream.
+  if (!pv) return { ok: false, step: "pv-spec", error: new KubeApiError(404, "NotFound", `persistentvolume ${JSON.stringify(persistentVolumeName)} not found`) };
+  // An in-tree PV is translated as upstream's csiAttach and csiDetach do
+  // after IsPVMigratable; any other PV is used as it is.
+  const migrated = isMigratable(pv.spec);
+  let spec = pv.spec;
+  if (migrated) {
+    try {
+      spec = translateInTreeSpecToCsi(pv.spec, { name: pv.metadata.name, labels: pv.metadata.labels, annotations: pv.metadata.annotations });
+    } catch (e: unknown) {
+      return { ok: false, step: "pv-spec", error: new Error(`failed to translate in tree pv to CSI: ${errorMessage(e)}`, { cause: e }), pv };
+    }
+  }
+  if (!spec.csi) return { ok: false, step: "csi-source", error: new Error("pv spec contained non-csi source that was not migrated"), pv };
+  return { ok: true, volume: { spec, csi: spec.csi, origin: "pv", migrated }, pv };
 }
 
 /**
- * foundVolumeOf reads the VA's source and its PV from the cache, throwing
- * upstream's words for a malformed source and the lister's NotFound for a
- * PV that is not cached.
+ * listedVolumeHandle is the volume's handle as the driver's ListVolumes
+ * reports it, for the reconciler and the doctor to compare with: a migrated
+ * volume's handle is repaired with the node ID (GCE PD fills in its project
+ * and zone). Upstream counts every inline spec as migrated here (its
+ * isMigratable in ReconcileVA): the A/D controller only puts one on a VA for
+ * an in-tree inline volume under migration, so its handle is repaired too.
+ * Throws for an inline spec of a driver that replaces no in-tree plugin.
  */
-export function foundVolumeOf(va: VolumeAttachment, pvs: Store<PersistentVolume>): FoundVolume {
-  const ref = volumeSourceOf(va);
-  return ref.kind === "inline" ? ref : { kind: "pv", pv: cachedPersistentVolume(pvs, ref.pvName) };
+export function listedVolumeHandle(volume: ResolvedVolume, nodeId: string): string {
+  const { csi } = volume;
+  if (!volume.migrated && volume.origin !== "inline") return csi.volumeHandle;
+  return repairVolumeHandle(csi.driver, csi.volumeHandle, nodeId);
 }
 
-/** resolveFoundVolume translates an in-tree PV to CSI (an inline spec is CSI already) and takes the CSI source. */
-export function resolveFoundVolume(found: FoundVolume): VolumeResolution {
-  if (found.kind === "inline") return withCsiSource(found.spec, "inline", false);
-  let migrated: MigratedSpec;
-  try {
-    migrated = migratedSpecOf(found.pv);
-  } catch (error: unknown) {
-    return { ok: false, step: "pv-spec", error };
-  }
-  return withCsiSource(migrated.spec, "pv", migrated.migrated);
-}
-
-function withCsiSource(spec: PersistentVolumeSpec, origin: FoundVolume["kind"], migrated: boolean): VolumeResolution {
-  try {
-    return { ok: true, volume: { spec, csi: csiSourceOf(spec), origin, migrated } };
-  } catch (error: unknown) {
-    return { ok: false, step: "csi-source", error };
-  }
+function failedAt(step: ResolutionStep, message: string): VolumeResolution {
+  return { ok: false, step, error: new Error(message) };
 }

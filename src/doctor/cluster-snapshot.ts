@@ -1,5 +1,5 @@
 import type { DriverCapabilities } from "../csi/csi-client";
-import { csiNodesPath, nodeIdOf, parseCsiNode } from "../kube/objects/csi-node";
+import { csiNodesPath, parseCsiNode, type CsiNode } from "../kube/objects/csi-node";
 import { parsePersistentVolume, persistentVolumesPath, type PersistentVolume } from "../kube/objects/persistent-volume";
 import { volumeAttachmentsPath } from "../kube/objects/volume-attachment";
 import { listInPages, type PageReader } from "../kube/paged-list";
@@ -27,8 +27,8 @@ export interface DoctorSnapshot {
   /** The VAs whose spec.attacher is the driver, by name. */
   readonly volumeAttachments: readonly TimestampedVolumeAttachment[];
   readonly persistentVolumes: ReadonlyMap<string, PersistentVolume>;
-  /** Node name to the node ID the driver registered in that node's CSINode. */
-  readonly nodeIds: ReadonlyMap<string, string>;
+  /** Every CSINode, by node name: the node IDs the drivers registered. */
+  readonly csiNodes: ReadonlyMap<string, CsiNode>;
   /** Volume ID to published node IDs; undefined when the driver lacks LIST_VOLUMES_PUBLISHED_NODES. */
   readonly published: ReadonlyMap<string, readonly string[]> | undefined;
 }
@@ -49,15 +49,11 @@ export async function takeSnapshot(api: ApiReader, driver: DriverReader, timeout
     .filter((va) => va.spec.attacher === driverName)
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   const persistentVolumes = new Map((await listAll(api, persistentVolumesPath, parsePersistentVolume)).map((pv) => [pv.metadata.name, pv]));
-  const nodeIds = new Map<string, string>();
-  for (const csiNode of await listAll(api, csiNodesPath, parseCsiNode)) {
-    const id = nodeIdOf(csiNode, driverName);
-    if (id !== undefined) nodeIds.set(csiNode.metadata.name, id);
-  }
+  const csiNodes = new Map((await listAll(api, csiNodesPath, parseCsiNode)).map((csiNode) => [csiNode.metadata.name, csiNode]));
   // LIST_VOLUMES_PUBLISHED_NODES without LIST_VOLUMES is no promise to answer ListVolumes.
   const canList = capabilities.listVolumes && capabilities.listVolumesPublishedNodes;
   const published = canList ? await driver.listVolumes(0, timeoutMs) : undefined;
-  return { driverName, volumeAttachments, persistentVolumes, nodeIds, published };
+  return { driverName, volumeAttachments, persistentVolumes, csiNodes, published };
 }
 
 /** listAll reads every page of a list and parses each item. */

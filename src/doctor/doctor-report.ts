@@ -17,7 +17,7 @@ export interface DoctorReport {
 /** buildDoctorReport judges every VA of the snapshot at `nowMs`. */
 export function buildDoctorReport(snapshot: DoctorSnapshot, options: { nowMs: number; stuckAfterMs: number }): DoctorReport {
   const context = { nowMs: options.nowMs, stuckAfterMs: options.stuckAfterMs, published: snapshot.published };
-  const rows = snapshot.volumeAttachments.map((va) => assessVolumeAttachment(factsOf(va, snapshot.persistentVolumes, snapshot.nodeIds), context));
+  const rows = snapshot.volumeAttachments.map((va) => assessVolumeAttachment(factsOf(va, snapshot.persistentVolumes, snapshot.csiNodes, snapshot.driverName), context));
   return {
     driver: { name: snapshot.driverName, checkedPublishedNodes: snapshot.published !== undefined },
     volumeAttachments: rows,

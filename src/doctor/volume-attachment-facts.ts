@@ -1,64 +1,48 @@
-import { nodeIdAnnotation } from "../controller/driver-names";
-import { migratedSpecOf } from "../controller/migration/migrated-spec";
-import { repairVolumeHandle } from "../controller/migration/repair-volume-handle";
-import type { PersistentVolume, PersistentVolumeSpec } from "../kube/objects/persistent-volume";
+import { nodeIdFor, type CsiNodeLookup } from "../controller/node-id";
+import { listedVolumeHandle, resolveVolume, type PersistentVolumeLookup } from "../controller/volume-resolution";
 import { errorMessage } from "../util/error-message";
 import type { VolumeAttachmentFacts } from "./assess-volume-attachment";
 import type { TimestampedVolumeAttachment } from "./timestamped-volume-attachment";
 
 /**
  * factsOf gathers what the doctor judges a VA by: its status, timestamps,
- * the driver's volume ID (through CSI migration for in-tree PVs, repaired
- * with the node ID as the reconciler does, so that it reads as ListVolumes
- * lists it) and the node ID (the node's CSINode entry for the
- * driver, else the ID the attacher remembered on the VA).
+ * the node ID and the driver's volume ID, each worked out by the
+ * controller's own rules, so the doctor can never disagree with the
+ * attacher about them: the node ID as a detach and the reconciler find it
+ * (the node's CSINode entry for the driver, else the ID the attacher
+ * remembered on the VA), the volume as every sync resolves it (CSI
+ * migration included), and its handle as the reconciler compares it with
+ * ListVolumes (a migrated or inline volume's repaired with the node ID).
  */
-export function factsOf(
-  va: TimestampedVolumeAttachment,
-  pvs: ReadonlyMap<string, PersistentVolume>,
-  nodeIds: ReadonlyMap<string, string>,
-): VolumeAttachmentFacts {
-  const pvName = va.spec.source.persistentVolumeName ?? undefined;
-  const nodeId = nodeIds.get(va.spec.nodeName) ?? va.metadata.annotations?.[nodeIdAnnotation];
+export function factsOf(va: TimestampedVolumeAttachment, pvs: PersistentVolumeLookup, csiNodes: CsiNodeLookup, driverName: string): VolumeAttachmentFacts {
   const deletionTimestamp = va.metadata.deletionTimestamp;
+  let node: VolumeAttachmentFacts["node"];
+  try {
+    node = { id: nodeIdFor(csiNodes, driverName, va.spec.nodeName, va) };
+  } catch (e: unknown) {
+    node = { unknown: errorMessage(e) };
+  }
   return {
     name: va.metadata.name,
     nodeName: va.spec.nodeName,
-    pvName,
+    pvName: va.spec.source.persistentVolumeName ?? undefined,
     attached: va.status?.attached ?? false,
     attachError: va.status?.attachError?.message ?? undefined,
     detachError: va.status?.detachError?.message ?? undefined,
     createdAtMs: Date.parse(va.metadata.creationTimestamp),
     deletingSinceMs: deletionTimestamp ? Date.parse(deletionTimestamp) : undefined,
-    volume: volumeOf(va, pvName, pvs, nodeId),
-    node: nodeId !== undefined ? { id: nodeId } : { unknown: `no node ID for node ${va.spec.nodeName}: its CSINode does not list the driver` },
+    volume: volumeOf(va, pvs, node),
+    node,
   };
 }
 
-function volumeOf(
-  va: TimestampedVolumeAttachment,
-  pvName: string | undefined,
-  pvs: ReadonlyMap<string, PersistentVolume>,
-  nodeId: string | undefined,
-): { handle: string } | { unknown: string } {
-  if (pvName !== undefined) {
-    const pv = pvs.get(pvName);
-    if (pv === undefined) return { unknown: `PV ${pvName} not found` };
-    return handleOf(pv, nodeId);
-  }
-  const inline = va.spec.source.inlineVolumeSpec;
-  if (!inline) return { unknown: "the VA names no volume" };
-  return handleOf({ metadata: { name: va.metadata.name, resourceVersion: "" }, spec: inline }, nodeId);
-}
-
-function handleOf(pv: { metadata: PersistentVolume["metadata"]; spec: PersistentVolumeSpec }, nodeId: string | undefined): { handle: string } | { unknown: string } {
+function volumeOf(va: TimestampedVolumeAttachment, pvs: PersistentVolumeLookup, node: VolumeAttachmentFacts["node"]): VolumeAttachmentFacts["volume"] {
+  const resolution = resolveVolume(va, pvs);
+  if (!resolution.ok) return { unknown: errorMessage(resolution.error) };
+  // Without a node ID a migrated handle cannot be repaired: the driver could not be compared anyway.
+  if (!("id" in node)) return { handle: resolution.volume.csi.volumeHandle };
   try {
-    const { spec, migrated } = migratedSpecOf(pv);
-    const csi = spec.csi;
-    if (!csi?.volumeHandle) return { unknown: `PV ${pv.metadata.name} has no CSI volume handle` };
-    // A migrated GCE PD handle says projects/UNSPECIFIED until the node ID fills it in.
-    if (migrated && nodeId !== undefined) return { handle: repairVolumeHandle(csi.driver, csi.volumeHandle, nodeId) };
-    return { handle: csi.volumeHandle };
+    return { handle: listedVolumeHandle(resolution.volume, node.id) };
   } catch (e: unknown) {
     return { unknown: errorMessage(e) };
   }

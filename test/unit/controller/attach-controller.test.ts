@@ -1,18 +1,22 @@
 import { describe, expect, it } from "bun:test";
 import { AttachController } from "../../../src/controller/attach-controller";
 import type { Handler } from "../../../src/controller/handler";
+import { VanishedVolumeAttachments } from "../../../src/controller/vanished-volume-attachments";
 import { parsePersistentVolume, type PersistentVolume } from "../../../src/kube/objects/persistent-volume";
 import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/objects/volume-attachment";
 import { Store } from "../../../src/kube/store";
 import { Logger } from "../../../src/log/logger";
 import { WorkQueue } from "../../../src/queue/work-queue";
 
-function va(name: string, resourceVersion: string, status: object = { attached: false }): VolumeAttachment {
-  return parseVolumeAttachment({ metadata: { name, resourceVersion }, spec: { attacher: "d", nodeName: "n", source: { persistentVolumeName: `pv-${name}` } }, status });
+/** Our finalizer for driver "d". */
+const finalizer = "external-attacher/d";
+
+function va(name: string, resourceVersion: string, status: object = { attached: false }, metadata: object = {}): VolumeAttachment {
+  return parseVolumeAttachment({ metadata: { name, resourceVersion, ...metadata }, spec: { attacher: "d", nodeName: "n", source: { persistentVolumeName: `pv-${name}` } }, status });
 }
 
-function pv(name: string, resourceVersion = "1"): PersistentVolume {
-  return parsePersistentVolume({ metadata: { name, resourceVersion } });
+function pv(name: string, resourceVersion = "1", metadata: object = {}): PersistentVolume {
+  return parsePersistentVolume({ metadata: { name, resourceVersion, ...metadata } });
 }
 
 function ground() {
@@ -20,20 +24,13 @@ function ground() {
   const pvs = new Store<PersistentVolume>();
   const vaQueue = new WorkQueue<string>({ name: "csi-attacher-va" });
   const pvQueue = new WorkQueue<string>({ name: "csi-attacher-pv" });
-  const asked: string[] = [];
   const handler: Handler = {
-    syncVolumeAttachment: async () => {},
-    // The rule is the handler's: here, only PVs named "wanted-*" need a sync.
-    pvNeedsSync: (object) => {
-      asked.push(object.metadata.name);
-      return object.metadata.name.startsWith("wanted");
-    },
+    syncVolumeAttachment: async () => undefined,
     syncPersistentVolume: async () => {},
-    // Only VAs named "owed-*" vanished still owing an unpublish.
-    noteDeletedVolumeAttachment: (object) => object.metadata.name.startsWith("owed"),
-    syncDeletedVolumeAttachment: async () => undefined,
   };
-  new AttachController({ driverName: "d", handler, vas, pvs, vaQueue, pvQueue, log: new Logger({ sink: () => {} }) });
+  const log = new Logger({ sink: () => {} });
+  const vanished = new VanishedVolumeAttachments({ driverName: "d", log });
+  new AttachController({ driverName: "d", handler, vas, pvs, vaQueue, pvQueue, vanished, log });
   const drain = async (queue: WorkQueue<string>) => {
     const names: string[] = [];
     while (queue.len() > 0) {
@@ -44,7 +41,7 @@ function ground() {
     }
     return names;
   };
-  return { vas, pvs, vaQueue, pvQueue, asked, drain };
+  return { vas, pvs, vaQueue, pvQueue, drain };
 }
 
 describe("attach controller routing", () => {
@@ -65,29 +62,29 @@ describe("attach controller routing", () => {
     });
   });
 
-  it("queues a deleted VA again when the handler says it still owes an unpublish", async () => {
+  it("queues a deleted VA again when it vanished still carrying our finalizer, so it still owes an unpublish", async () => {
     const { vas, vaQueue, pvQueue, drain } = ground();
-    vas.upsert(va("owed-a", "1"));
+    vas.upsert(va("owed-a", "1", { attached: true }, { finalizers: [finalizer] }));
     vas.upsert(va("b", "1"));
     await drain(vaQueue);
-    vas.remove(va("owed-a", "1"));
+    vas.remove(va("owed-a", "1", { attached: true }, { finalizers: [finalizer] }));
     vas.remove(va("b", "1"));
     expect({ vaQueue: await drain(vaQueue), pvQueue: await drain(pvQueue) }).toEqual({ vaQueue: ["owed-a"], pvQueue: ["pv-owed-a", "pv-b"] });
   });
 
-  it("asks the handler about every PV event and queues only what it wants", async () => {
-    const { pvs, pvQueue, asked, drain } = ground();
-    pvs.upsert(pv("wanted-1"));
+  it("queues only the PV events that may need our finalizer removed (pvNeedsSync)", async () => {
+    const { pvs, pvQueue, drain } = ground();
+    pvs.upsert(pv("wanted-1", "1", { finalizers: [finalizer], deletionTimestamp: "2026-11-22T00:00:00Z" }));
     pvs.upsert(pv("other"));
-    pvs.upsert(pv("other", "2"));
-    expect({ asked, queued: await drain(pvQueue) }).toEqual({ asked: ["wanted-1", "other", "other"], queued: ["wanted-1"] });
+    pvs.upsert(pv("other", "2", { finalizers: [finalizer] }));
+    expect(await drain(pvQueue)).toEqual(["wanted-1"]);
   });
 
   it("re-delivers every cached VA and PV on resync, even a VA whose last change was its own error", async () => {
     const { vas, pvs, vaQueue, pvQueue, drain } = ground();
     vas.upsert(va("a", "1"));
     vas.upsert(va("b", "1", { attached: false, attachError: { message: "x" } }));
-    pvs.upsert(pv("wanted-1"));
+    pvs.upsert(pv("wanted-1", "1", { finalizers: [finalizer], deletionTimestamp: "2026-11-22T00:00:00Z" }));
     await drain(vaQueue);
     await drain(pvQueue);
     vas.resync();

@@ -28,7 +28,7 @@ function ebsPvJson(name: string, volumeID: string) {
 describe("attach of an in-tree PV", () => {
   it("publishes the translated handle, fsType and volume context", async () => {
     const ground = createHandlerGround({ vas: [vaJson("va1", "pv-ebs")], pvs: [ebsPvJson("pv-ebs", "aws://us-west-2a/vol-0abc")], csiNodes: [csiNode1] });
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect(ground.calls).toEqual([
       { api: "patchVolumeAttachment", name: "va1", patch: { metadata: { finalizers: [finalizer], annotations: { [nodeIdAnnotation]: "node1-id" } } } },
       {
@@ -47,7 +47,7 @@ describe("attach of an in-tree PV", () => {
   it("adds the PV finalizer, then saves the translation error without touching the VA's metadata or calling the driver", async () => {
     const pv = { ...ebsPvJson("pv-bad", "aws://us-west-2a/02399794d890f9375"), metadata: { name: "pv-bad", resourceVersion: "1" } };
     const ground = createHandlerGround({ vas: [vaJson("va1", "pv-bad")], pvs: [pv], csiNodes: [csiNode1] });
-    await expect(ground.handler.syncVolumeAttachment(ground.va("va1"))).rejects.toThrow("failed to translate in tree pv to CSI");
+    await expect(ground.sync("va1")).rejects.toThrow("failed to translate in tree pv to CSI");
     expect(ground.calls).toEqual([
       {
         api: "patchPersistentVolume",
@@ -79,7 +79,7 @@ describe("detach of an in-tree PV", () => {
   it("unpublishes the translated handle", async () => {
     const va = vaJson("va1", "pv-ebs", { deletionTimestamp: "2026-11-22T09:30:00Z", finalizers: [finalizer], annotations: { [nodeIdAnnotation]: "node1-id" } });
     const ground = createHandlerGround({ vas: [va], pvs: [ebsPvJson("pv-ebs", "vol-0def")], csiNodes: [csiNode1] });
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect(ground.calls).toEqual([
       { csi: "ControllerUnpublishVolume", request: { volumeId: "vol-0def", nodeId: "node1-id" } },
       { api: "patchVolumeAttachment", name: "va1", patch: { metadata: { finalizers: null } } },

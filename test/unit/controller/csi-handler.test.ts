@@ -2,6 +2,7 @@ import { describe, expect, it } from "bun:test";
 import { Code } from "@connectrpc/connect";
 import { parsePersistentVolume } from "../../../src/kube/objects/persistent-volume";
 import { parseVolumeAttachment } from "../../../src/kube/objects/volume-attachment";
+import { pvNeedsSync } from "../../../src/controller/pv-needs-sync";
 import { createHandlerGround, type Call, driverName, finalizer, nowText } from "./support/handler-ground";
 
 /**
@@ -53,7 +54,7 @@ describe("attach", () => {
   it("adds the PV finalizer, then the VA finalizer and node ID in one patch, then publishes, then marks attached", async () => {
     const ground = createHandlerGround({ vas: [vaJson("va1")], pvs: [pvJson("pv1")], csiNodes: [csiNode1] });
     ground.script("ControllerPublishVolume", { publishContext: { devicePath: "/dev/x" } });
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect(ground.calls).toEqual([
       {
         api: "patchPersistentVolume",
@@ -75,7 +76,7 @@ describe("attach", () => {
       status: { attached: false, attachError: { message: "old", time: "2026-11-22T09:00:00Z" } },
     });
     const ground = createHandlerGround({ vas: [va], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1] });
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect(ground.calls).toEqual([
       publishOfPv1,
       { api: "patchVolumeAttachment", name: "va1", patch: { status: { attached: true, attachError: null } }, subresource: "status" },
@@ -84,7 +85,7 @@ describe("attach", () => {
 
   it("does nothing for an attached VA", async () => {
     const ground = createHandlerGround({ vas: [vaJson("va1", { status: { attached: true } })], pvs: [pvJson("pv1")], csiNodes: [csiNode1] });
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect(ground.calls).toEqual([]);
   });
 
@@ -92,15 +93,15 @@ describe("attach", () => {
     const va = vaJson("va1", { metadata: { finalizers: [finalizer], annotations: { [nodeIdAnnotation]: "node1-id" } }, status: { attached: true } });
     const ground = createHandlerGround({ vas: [va], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1] });
     ground.forcedSyncs.mark("va1");
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
+    await ground.sync("va1");
     expect(ground.calls).toEqual([publishOfPv1]);
   });
 
   it("saves a final driver error with its gRPC code and rethrows it for the back-off", async () => {
     const ground = createHandlerGround({ vas: [vaJson("va1")], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1] });
     ground.script("ControllerPublishVolume", { code: Code.NotFound, message: "no such volume" });
-    const error = await ground.handler.syncVolumeAttachment(ground.va("va1")).catch((e: unknown) => e);
+    const error = await ground.sync("va1").catch((e: unknown) => e);
     expect({ error: String(error), calls: ground.calls.slice(1) }).toEqual({
       error: "CsiCallError: rpc error: code = NotFound desc = no such volume",
       calls: [
@@ -118,7 +119,7 @@ describe("attach", () => {
   it("saves Go's 'context deadline exceeded' for a publish that outlives --timeout, and leaves attached false", async () => {
     const ground = createHandlerGround({ vas: [vaJson("va1")], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1] });
     ground.script("ControllerPublishVolume", { hang: true });
-    await expect(ground.handler.syncVolumeAttachment(ground.va("va1"))).rejects.toThrow("context deadline exceeded");
+    await expect(ground.sync("va1")).rejects.toThrow("context deadline exceeded");
     expect(ground.calls.at(-1)).toEqual({
       api: "patchVolumeAttachment",
       name: "va1",
@@ -131,7 +132,7 @@ describe("attach", () => {
   it("refuses a PV being deleted before touching anything", async () => {
     const pv = pvJson("pv1", { metadata: { deletionTimestamp: "2026-11-22T09:00:00Z", finalizers: ["kubernetes.io/pv-protection"] } });
     const ground = createHandlerGround({ vas: [vaJson("va1")], pvs: [pv], csiNodes: [csiNode1] });
-    await expect(ground.handler.syncVolumeAttachment(ground.va("va1"))).rejects.toThrow('PersistentVolume "pv1" is marked for deletion');
+    await expect(ground.sync("va1")).rejects.toThrow('PersistentVolume "pv1" is marked for deletion');
     expect(ground.calls).toEqual([
       {
         api: "patchVolumeAttachment",
@@ -148,7 +149,7 @@ describe("attach", () => {
       csi: { driver: driverName, volumeHandle: "inline-vol", readOnly: true, volumeAttributes: { a: "b" }, controllerPublishSecretRef: { name: "s", namespace: "ns" } },
     };
     const ground = createHandlerGround({ vas: [vaJson("va1", { inline })], csiNodes: [csiNode1], secrets: { "ns/s": { key: "value" } }, publishReadonly: true });
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect(ground.calls.slice(0, 3)).toEqual([
       { api: "secretData", namespace: "ns", name: "s" },
       { api: "patchVolumeAttachment", name: "va1", patch: { metadata: { finalizers: [finalizer], annotations: { [nodeIdAnnotation]: "node1-id" } } } },
@@ -169,7 +170,7 @@ describe("attach", () => {
     const both = { ...vaJson("both"), spec: { attacher: driverName, nodeName: "node1", source: { persistentVolumeName: "pv1", inlineVolumeSpec: { csi: { driver: driverName, volumeHandle: "h" } } } } };
     const neither = { ...vaJson("neither"), spec: { attacher: driverName, nodeName: "node1", source: {} } };
     const ground = createHandlerGround({ vas: [both, neither], pvs: [pvJson("pv1")], csiNodes: [csiNode1] });
-    const errors = await Promise.all(["both", "neither"].map((name) => ground.handler.syncVolumeAttachment(ground.va(name)).catch((e: unknown) => String(e))));
+    const errors = await Promise.all(["both", "neither"].map((name) => ground.sync(name).catch((e: unknown) => String(e))));
     expect({ errors, writes: ground.calls.map((call) => ("api" in call ? call.api : call.csi)) }).toEqual({
       errors: [
         "Error: both InlineCSIVolumeSource and PersistentVolumeName specified in VA source",
@@ -189,7 +190,7 @@ describe("detach", () => {
 
   it("unpublishes, then removes the finalizer, which deletes the VA, and sends no status patch that could only 404", async () => {
     const ground = createHandlerGround({ vas: [attachedVa()], pvs: [pvJson("pv1")], csiNodes: [csiNode1] });
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect({ calls: ground.calls, server: ground.serverVa("va1") }).toEqual({
       calls: [
         { csi: "ControllerUnpublishVolume", request: { volumeId: "vol-pv1", nodeId: "node1-id" } },
@@ -201,7 +202,7 @@ describe("detach", () => {
 
   it("removes only our finalizer, then marks the VA detached while another finalizer holds it", async () => {
     const ground = createHandlerGround({ vas: [attachedVa({ finalizers: ["other/keep", finalizer] })], pvs: [pvJson("pv1")], csiNodes: [csiNode1] });
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect(ground.calls.slice(1)).toEqual([
       { api: "patchVolumeAttachment", name: "va1", patch: { metadata: { finalizers: ["other/keep"] } } },
       { api: "patchVolumeAttachment", name: "va1", patch: { status: { attached: false, attachmentMetadata: null } }, subresource: "status" },
@@ -210,17 +211,17 @@ describe("detach", () => {
 
   it("uses the node ID annotation when the CSINode is gone", async () => {
     const ground = createHandlerGround({ vas: [attachedVa({ annotations: { [nodeIdAnnotation]: "remembered-id" } })], pvs: [pvJson("pv1")] });
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect(ground.calls[0]).toEqual({ csi: "ControllerUnpublishVolume", request: { volumeId: "vol-pv1", nodeId: "remembered-id" } });
   });
 
   it("does nothing for a VA without our finalizer, unless the reconciler forced a sync", async () => {
     const va = vaJson("va1", { metadata: { deletionTimestamp: "2026-11-22T09:30:00Z", finalizers: ["other/keep"] }, status: { attached: false } });
     const ground = createHandlerGround({ vas: [va], pvs: [pvJson("pv1")], csiNodes: [csiNode1] });
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     const unforced = [...ground.calls];
     ground.forcedSyncs.mark("va1");
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect({ unforced, forced: ground.calls }).toEqual({
       unforced: [],
       forced: [{ csi: "ControllerUnpublishVolume", request: { volumeId: "vol-pv1", nodeId: "node1-id" } }],
@@ -230,7 +231,7 @@ describe("detach", () => {
   it("saves detachError without an errorCode (as upstream v4.13) and keeps the finalizer", async () => {
     const ground = createHandlerGround({ vas: [attachedVa()], pvs: [pvJson("pv1")], csiNodes: [csiNode1] });
     ground.script("ControllerUnpublishVolume", { code: Code.Internal, message: "backend down" });
-    await expect(ground.handler.syncVolumeAttachment(ground.va("va1"))).rejects.toThrow("backend down");
+    await expect(ground.sync("va1")).rejects.toThrow("backend down");
     expect({ calls: ground.calls.slice(1), finalizers: ground.va("va1").metadata.finalizers }).toEqual({
       calls: [
         {
@@ -253,12 +254,12 @@ describe("a VA that vanished still carrying our finalizer (kubernetes#77988)", (
   it("is unpublished from its last state, and its PV keeps our finalizer until then", async () => {
     const ground = createHandlerGround({ vas: [vanishedVa()], pvs: [deletingPv()], csiNodes: [csiNode1] });
     const gone = ground.vanish("va1");
-    const owed = ground.handler.noteDeletedVolumeAttachment(gone);
+    const owed = ground.vanished.note(gone);
     await ground.handler.syncPersistentVolume(ground.pv("pv1"));
     const beforeUnpublish = [...ground.calls];
-    const releasedPv = await ground.handler.syncDeletedVolumeAttachment("va1");
+    const releasedPv = await ground.sync("va1");
     await ground.handler.syncPersistentVolume(ground.pv("pv1"));
-    const again = await ground.handler.syncDeletedVolumeAttachment("va1");
+    const again = await ground.sync("va1");
     expect({ owed, beforeUnpublish, releasedPv, calls: ground.calls, again }).toEqual({
       owed: true,
       beforeUnpublish: [],
@@ -271,10 +272,10 @@ describe("a VA that vanished still carrying our finalizer (kubernetes#77988)", (
   it("stays owed after a failed unpublish, and is retried", async () => {
     const ground = createHandlerGround({ vas: [vanishedVa()], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1] });
     const gone = ground.vanish("va1");
-    ground.handler.noteDeletedVolumeAttachment(gone);
+    ground.vanished.note(gone);
     ground.script("ControllerUnpublishVolume", { code: Code.Unavailable, message: "driver restarting" });
-    await expect(ground.handler.syncDeletedVolumeAttachment("va1")).rejects.toThrow("driver restarting");
-    expect(await ground.handler.syncDeletedVolumeAttachment("va1")).toBe("pv1");
+    await expect(ground.sync("va1")).rejects.toThrow("driver restarting");
+    expect(await ground.sync("va1")).toBe("pv1");
     expect(ground.calls).toEqual([unpublishOfPv1, unpublishOfPv1]);
   });
 
@@ -285,17 +286,18 @@ describe("a VA that vanished still carrying our finalizer (kubernetes#77988)", (
     const foreign = parse({ ...vanishedVa(), spec: { attacher: "other.csi", nodeName: "node1", source: { persistentVolumeName: "pv1" } } });
     // The watch's last state of a VA whose last finalizer we removed: still ours, but marked for deletion.
     const detachedNormally = parse(vaJson("va1", { metadata: { finalizers: [finalizer], deletionTimestamp: "2026-11-22T09:30:00Z" } }));
-    expect([withoutFinalizer, foreign, detachedNormally].map((va) => ground.handler.noteDeletedVolumeAttachment(va))).toEqual([false, false, false]);
+    expect([withoutFinalizer, foreign, detachedNormally].map((va) => ground.vanished.note(va))).toEqual([false, false, false]);
   });
 
   it("is taken over by a new VA of the same name for the same volume and node, which publishes it again", async () => {
     const ground = createHandlerGround({ vas: [vanishedVa()], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1] });
     const gone = ground.vanish("va1");
-    ground.handler.noteDeletedVolumeAttachment(gone);
+    ground.vanished.note(gone);
     ground.addVa(vaJson("va1", { metadata: { resourceVersion: "200" } }));
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     ground.calls.length = 0;
-    expect(await ground.handler.syncDeletedVolumeAttachment("va1")).toBeUndefined();
+    // Taken over: nothing is kept of the vanished VA, so a sync of the name once it is gone owes nothing.
+    expect({ kept: ground.vanished.get("va1"), released: await ground.handler.syncVolumeAttachment("va1", undefined) }).toEqual({ kept: undefined, released: undefined });
     expect(ground.calls).toEqual([]);
   });
 
@@ -303,9 +305,9 @@ describe("a VA that vanished still carrying our finalizer (kubernetes#77988)", (
     const csiNode2 = { metadata: { name: "node2", resourceVersion: "1" }, spec: { drivers: [{ name: driverName, nodeID: "node2-id" }] } };
     const ground = createHandlerGround({ vas: [vanishedVa()], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1, csiNode2] });
     const gone = ground.vanish("va1");
-    ground.handler.noteDeletedVolumeAttachment(gone);
+    ground.vanished.note(gone);
     ground.addVa(vaJson("va1", { node: "node2", metadata: { resourceVersion: "200" } }));
-    await ground.handler.syncVolumeAttachment(ground.va("va1"));
+    await ground.sync("va1");
     expect(ground.calls.filter((call) => "csi" in call)).toEqual([
       unpublishOfPv1,
       { ...publishOfPv1, request: { ...(publishOfPv1 as { request: object }).request, nodeId: "node2-id" } },
@@ -319,9 +321,9 @@ describe("PV finalizer", () => {
 
   it("appends to a non-empty finalizer list and replaces an empty one after testing it", async () => {
     const appended = createHandlerGround({ vas: [vaJson("va1")], pvs: [pvJson("pv1", { metadata: { finalizers: ["kubernetes.io/pv-protection"] } })], csiNodes: [csiNode1] });
-    await appended.handler.syncVolumeAttachment(appended.va("va1"));
+    await appended.sync("va1");
     const replaced = createHandlerGround({ vas: [vaJson("va1")], pvs: [pvJson("pv1", { metadata: { finalizers: [] } })], csiNodes: [csiNode1] });
-    await replaced.handler.syncVolumeAttachment(replaced.va("va1"));
+    await replaced.sync("va1");
     expect([appended.calls[0], replaced.calls[0]]).toEqual([
       { api: "patchPersistentVolume", name: "pv1", patch: [{ op: "add", path: "/metadata/finalizers/-", value: finalizer }] },
       {
@@ -356,13 +358,12 @@ describe("PV finalizer", () => {
   });
 
   it("asks for a sync only of PVs with our finalizer that are deleted or whose CSI migration was rolled back", () => {
-    const ground = createHandlerGround();
     const inTree = (annotations?: object) =>
       ({
         metadata: { name: "p", finalizers: [finalizer], ...(annotations ? { annotations } : {}) },
         spec: { gcePersistentDisk: { pdName: "disk" } },
       }) as const;
-    const needs = (raw: object) => ground.handler.pvNeedsSync(parsePersistentVolume(raw));
+    const needs = (raw: object) => pvNeedsSync(parsePersistentVolume(raw), driverName);
     expect({
       live: needs(pvJson("a", { metadata: { finalizers: [finalizer] } })),
       deleted: needs(deletingPv()),

@@ -20,14 +20,11 @@ describe("attach controller shutdown", () => {
     const started: string[] = [];
     let finishFirst = () => {};
     const handler: Handler = {
-      syncVolumeAttachment: (attachment) => {
-        started.push(attachment.metadata.name);
-        return new Promise<void>((resolve) => (finishFirst = resolve));
+      syncVolumeAttachment: (name) => {
+        started.push(name);
+        return new Promise<undefined>((resolve) => (finishFirst = () => resolve(undefined)));
       },
-      pvNeedsSync: () => false,
       syncPersistentVolume: async () => {},
-      noteDeletedVolumeAttachment: () => false,
-      syncDeletedVolumeAttachment: async () => undefined,
     };
     const vas = new Store<VolumeAttachment>();
     const controller = new AttachController({

@@ -10,7 +10,7 @@ function va(status: object): VolumeAttachment {
 }
 
 describe("trivial handler", () => {
-  it("marks a VA attached with one status patch and no finalizer, and leaves attached VAs and PVs alone", async () => {
+  it("marks a VA attached with one status patch and no finalizer, and leaves attached VAs, deleted VAs and PVs alone", async () => {
     const patches: unknown[] = [];
     const api = {
       async patchVolumeAttachment(name: string, patch: object, subresource?: "status") {
@@ -19,12 +19,15 @@ describe("trivial handler", () => {
       },
     };
     const handler = new TrivialHandler(new VolumeAttachmentWriter({ api, driverName: "d" }), new Logger({ sink: () => {} }));
-    await handler.syncVolumeAttachment(va({ attached: false }));
-    await handler.syncVolumeAttachment(va({ attached: true }));
-    const pv = parsePersistentVolume({ metadata: { name: "pv1", deletionTimestamp: "2026-11-22T00:00:00Z", finalizers: ["external-attacher/d"] } });
-    expect({ patches, pvNeedsSync: handler.pvNeedsSync(pv) }).toEqual({
+    const released = [
+      await handler.syncVolumeAttachment("va1", va({ attached: false })),
+      await handler.syncVolumeAttachment("va1", va({ attached: true })),
+      await handler.syncVolumeAttachment("va1", undefined),
+    ];
+    await handler.syncPersistentVolume(parsePersistentVolume({ metadata: { name: "pv1", deletionTimestamp: "2026-11-22T00:00:00Z", finalizers: ["external-attacher/d"] } }));
+    expect({ patches, released }).toEqual({
       patches: [{ name: "va1", patch: { status: { attached: true } }, subresource: "status" }],
-      pvNeedsSync: false,
+      released: [undefined, undefined, undefined],
     });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { resolveFoundVolume, resolveVolume, type VolumeResolution } from "../../../src/controller/volume-resolution";
+import { listedVolumeHandle, resolveVolume, type VolumeResolution } from "../../../src/controller/volume-resolution";
 import { isNotFound } from "../../../src/kube/errors";
 import { parsePersistentVolume, type PersistentVolume } from "../../../src/kube/objects/persistent-volume";
 import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/objects/volume-attachment";
@@ -46,6 +46,7 @@ describe("resolving a VA's volume", () => {
     expect(resolveVolume(vaWithSource({ persistentVolumeName: "pv-1" }), storeOf(csiPv))).toEqual({
       ok: true,
       volume: { spec: csiPv.spec, csi: { driver, volumeHandle: "vol-1", readOnly: false, fsType: "" }, origin: "pv", migrated: false },
+      pv: csiPv,
     });
   });
 
@@ -61,6 +62,7 @@ describe("resolving a VA's volume", () => {
     expect(resolveVolume(vaWithSource({ persistentVolumeName: "pv-gce" }), storeOf(gcePv))).toEqual({
       ok: true,
       volume: { spec: gceTranslated, csi: gceTranslated.csi, origin: "pv", migrated: true },
+      pv: gcePv,
     });
   });
 
@@ -104,11 +106,65 @@ describe("resolving a VA's volume", () => {
   });
 });
 
-describe("resolving a found volume (attach, after the PV finalizer)", () => {
-  it("translates the in-tree PV it is handed (as the finalizer patch returned it), marked migrated", () => {
-    expect(resolveFoundVolume({ kind: "pv", pv: gcePv })).toEqual({
+describe("resolving an in-tree PV (CSI migration)", () => {
+  it("translates with the PV's zone label, and keeps only the access mode the CSI driver accepts", () => {
+    const pvGce = pv("pv-gce-2", { gcePersistentDisk: { pdName: "disk-1", fsType: "ext4" }, accessModes: ["ReadWriteOnce", "ReadOnlyMany"] }, { "topology.kubernetes.io/zone": "us-east1-b" });
+    const resolution = resolveVolume(vaWithSource({ persistentVolumeName: "pv-gce-2" }), storeOf(pvGce));
+    expect(resolution.ok && { spec: resolution.volume.spec, migrated: resolution.volume.migrated }).toEqual({
+      spec: {
+        csi: {
+          driver: "pd.csi.storage.gke.io",
+          volumeHandle: "projects/UNSPECIFIED/zones/us-east1-b/disks/disk-1",
+          readOnly: false,
+          fsType: "ext4",
+          volumeAttributes: { partition: "" },
+        },
+        accessModes: ["ReadWriteOnce"],
+      },
+      migrated: true,
+    });
+  });
+});
+
+describe("what a resolution reports of the PV it found", () => {
+  it("carries the PV it found even when the translation then fails, so attach can put our finalizer on it first", () => {
+    const badPv = pv("pv-bad", { awsElasticBlockStore: { fsType: "ext4" } });
+    const resolution = resolveVolume(vaWithSource({ persistentVolumeName: "pv-bad" }), storeOf(badPv));
+    expect({ ok: resolution.ok, pv: resolution.pv }).toEqual({ ok: false, pv: badPv });
+  });
+
+  it("carries no PV when the VA names none, or names one the cache lacks", () => {
+    const inline = resolveVolume(vaWithSource({ inlineVolumeSpec: { csi: { driver, volumeHandle: "vol-inline" } } }), storeOf());
+    const missing = resolveVolume(vaWithSource({ persistentVolumeName: "pv-missing" }), storeOf());
+    expect([inline.pv, missing.pv]).toEqual([undefined, undefined]);
+  });
+
+  it("is the in-tree PV's translation, with its zone label, as the spec of the PV it carries", () => {
+    expect(resolveVolume(vaWithSource({ persistentVolumeName: "pv-gce" }), storeOf(gcePv))).toEqual({
       ok: true,
       volume: { spec: gceTranslated, csi: gceTranslated.csi, origin: "pv", migrated: true },
+      pv: gcePv,
     });
+  });
+});
+
+describe("the volume handle as the driver lists it (reconciler and doctor)", () => {
+  const gceNodeId = "projects/my-project/zones/us-east1-b/instances/node-a";
+
+  it("is a CSI PV's own handle", () => {
+    const csiPv = pv("pv-1", { csi: { driver, volumeHandle: "vol-1" } });
+    const resolution = resolveVolume(vaWithSource({ persistentVolumeName: "pv-1" }), storeOf(csiPv));
+    expect(resolution.ok && listedVolumeHandle(resolution.volume, "node-a-id")).toBe("vol-1");
+  });
+
+  it("is a migrated PV's handle repaired with the node ID", () => {
+    const resolution = resolveVolume(vaWithSource({ persistentVolumeName: "pv-gce" }), storeOf(gcePv));
+    expect(resolution.ok && listedVolumeHandle(resolution.volume, gceNodeId)).toBe("projects/my-project/zones/us-east1-b/disks/disk-1");
+  });
+
+  it("is an inline spec's handle repaired too: the A/D controller puts one on a VA only for a migrated inline volume", () => {
+    const inline = { csi: { driver: "pd.csi.storage.gke.io", volumeHandle: "projects/UNSPECIFIED/zones/us-east1-b/disks/disk-2" } };
+    const resolution = resolveVolume(vaWithSource({ inlineVolumeSpec: inline }), storeOf());
+    expect(resolution.ok && listedVolumeHandle(resolution.volume, gceNodeId)).toBe("projects/my-project/zones/us-east1-b/disks/disk-2");
   });
 });

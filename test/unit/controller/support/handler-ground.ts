@@ -8,6 +8,7 @@ import {
 import { CsiHandler } from "../../../../src/controller/csi-handler";
 import { ForcedSyncs } from "../../../../src/controller/forced-syncs";
 import { PersistentVolumeFinalizerWriter } from "../../../../src/controller/pv-finalizer-writer";
+import { VanishedVolumeAttachments } from "../../../../src/controller/vanished-volume-attachments";
 import { VolumeAttachmentWriter } from "../../../../src/controller/va-writer";
 import { CsiClient } from "../../../../src/csi/csi-client";
 import type { JsonPatchOperation } from "../../../../src/kube/finalizer-patches";
@@ -121,6 +122,8 @@ export function createHandlerGround(options: GroundOptions = {}) {
   });
 
   const forcedSyncs = new ForcedSyncs();
+  const log = new Logger({ sink: () => {} });
+  const vanished = new VanishedVolumeAttachments({ driverName, log });
   const writer = new VolumeAttachmentWriter({ api, driverName, now: () => now });
   const handler = new CsiHandler({
     driverName,
@@ -132,7 +135,8 @@ export function createHandlerGround(options: GroundOptions = {}) {
     vas,
     csiNodes,
     forcedSyncs,
-    log: new Logger({ sink: () => {} }),
+    vanished,
+    log,
     timeoutMs: 50,
     supportsPublishReadonly: options.publishReadonly ?? false,
     supportsSingleNodeMultiWriter: options.singleNodeMultiWriter ?? false,
@@ -146,6 +150,11 @@ export function createHandlerGround(options: GroundOptions = {}) {
     vas,
     pvs,
     forcedSyncs,
+    vanished,
+    /** sync runs the handler's sync of the queued name `name`, with the cached VA as the attach controller reads it. */
+    sync(name: string): Promise<string | undefined> {
+      return handler.syncVolumeAttachment(name, vas.get(name));
+    },
     /** script queues answers for the next calls of `method`. */
     script(method: keyof typeof answers, ...next: Answer[]) {
       answers[method].push(...next);
