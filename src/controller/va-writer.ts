@@ -34,6 +34,25 @@ export interface VolumeAttachmentWriterOptions {
 
 type Status = NonNullable<VolumeAttachment["status"]>;
 
+interface ResolvedVolumeAttachmentWriterOptions {
+  readonly api: VolumeAttachmentPatcher;
+  readonly driverName: string;
+  readonly now: () => Date;
+  readonly attachErrorCodes: boolean;
+  readonly events: Pick<EventRecorder, "warning"> | undefined;
+}
+
+/** resolveVolumeAttachmentWriterOptions fills the defaults of every optional field. */
+function resolveVolumeAttachmentWriterOptions(options: VolumeAttachmentWriterOptions): ResolvedVolumeAttachmentWriterOptions {
+  return {
+    api: options.api,
+    driverName: options.driverName,
+    now: options.now ?? (() => new Date()),
+    attachErrorCodes: options.attachErrorCodes ?? true,
+    events: options.events,
+  };
+}
+
 /**
  * VolumeAttachmentWriter is the one owner of every write the attacher makes
  * to a VA: the finalizer and node-ID annotation before a publish, the
@@ -54,11 +73,12 @@ export class VolumeAttachmentWriter {
   private readonly events: Pick<EventRecorder, "warning"> | undefined;
 
   constructor(options: VolumeAttachmentWriterOptions) {
-    this.api = options.api;
-    this.finalizer = finalizerName(options.driverName);
-    this.now = options.now ?? (() => new Date());
-    this.attachErrorCodes = options.attachErrorCodes ?? true;
-    this.events = options.events;
+    const resolved = resolveVolumeAttachmentWriterOptions(options);
+    this.api = resolved.api;
+    this.finalizer = finalizerName(resolved.driverName);
+    this.now = resolved.now;
+    this.attachErrorCodes = resolved.attachErrorCodes;
+    this.events = resolved.events;
   }
 
   /** hasFinalizer: the VA carries our finalizer, so a detach may still be owed. */

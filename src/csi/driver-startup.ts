@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import * as net from "node:net";
 import { Code } from "@connectrpc/connect";
 import type { Logger } from "../log/logger";
+import { Backoff, driverStartupRetry, type BackoffPolicy } from "../queue/backoff";
 import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
 import type { CsiClient, DriverCapabilities } from "./csi-client";
@@ -21,9 +22,14 @@ export interface DriverStartupOptions {
   readonly probeTimeoutMs: number;
   /** Deadline of the short identity calls (upstream's csiTimeout). Default 1 s. */
   readonly shortCallTimeoutMs?: number;
-  /** Pause between connection attempts and probes. Default 1 s. */
-  readonly retryIntervalMs?: number;
+  /** Pauses between connection attempts and between probes. Default driverStartupRetry (every second, as upstream). */
+  readonly retry?: BackoffPolicy;
   readonly signal: AbortSignal;
+}
+
+/** resolveDriverStartupOptions fills the defaults of every optional field. */
+function resolveDriverStartupOptions(options: DriverStartupOptions): Required<DriverStartupOptions> {
+  return { ...options, shortCallTimeoutMs: options.shortCallTimeoutMs ?? 1000, retry: options.retry ?? driverStartupRetry };
 }
 
 /** DriverStartupError stops start-up: upstream exits non-zero on each of these. */
@@ -38,11 +44,10 @@ export class DriverStartupError extends Error {
  * a driver that answers wrongly at start will not answer rightly later.
  */
 export async function startDriver(options: DriverStartupOptions): Promise<DriverInfo> {
-  const { client, log, signal } = options;
-  const shortCallTimeoutMs = options.shortCallTimeoutMs ?? 1000;
-  const retryIntervalMs = options.retryIntervalMs ?? 1000;
+  const { client, log, signal, shortCallTimeoutMs, retry } = resolveDriverStartupOptions(options);
 
-  await waitForSocket(options.socketPath, retryIntervalMs, log, signal);
+  await waitForSocket(options.socketPath, new Backoff(retry), log, signal);
+  const probes = new Backoff(retry);
 
   for (;;) {
     log.info("Probing CSI driver for readiness");
@@ -55,7 +60,7 @@ export async function startDriver(options: DriverStartupOptions): Promise<Driver
       }
       log.warn("CSI driver probe timed out");
     }
-    await abortableSleep(retryIntervalMs, signal);
+    await abortableSleep(probes.next(), signal);
   }
 
   let name: string;
@@ -81,7 +86,7 @@ export async function startDriver(options: DriverStartupOptions): Promise<Driver
  * driver container may start after us, and upstream waits for it forever,
  * saying so every ten seconds.
  */
-async function waitForSocket(path: string, retryIntervalMs: number, log: Logger, signal: AbortSignal): Promise<void> {
+async function waitForSocket(path: string, backoff: Backoff, log: Logger, signal: AbortSignal): Promise<void> {
   let lastReport = 0;
   for (;;) {
     if (signal.aborted) throw new DriverStartupError("start-up aborted");
@@ -93,7 +98,7 @@ async function waitForSocket(path: string, retryIntervalMs: number, log: Logger,
       log.info("Still connecting", { address: `unix://${path}`, reason: failure });
       lastReport = Date.now();
     }
-    await abortableSleep(retryIntervalMs, signal);
+    await abortableSleep(backoff.next(), signal);
   }
 }
 

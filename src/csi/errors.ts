@@ -1,19 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 
-/**
- * Codes after which the driver may still be working on the operation:
- * retrying is the only way to learn the outcome, so the attacher must not
- * conclude that an attach failed (and must unpublish a VA it gave up on).
- * Every other code is final: the operation did not happen or failed.
- */
-const inProgressCodes: ReadonlySet<Code> = new Set([
-  Code.Canceled,
-  Code.DeadlineExceeded,
-  Code.Unavailable,
-  Code.ResourceExhausted,
-  Code.Aborted,
-]);
-
 /** CsiCallError is a failed gRPC call to the driver, printed as Go's gRPC prints a status. */
 export class CsiCallError extends Error {
   override name = "CsiCallError";
@@ -41,12 +27,6 @@ export class CsiCallError extends Error {
 /** codeName is the gRPC code name as Go spells it (`OK`, `NotFound`, `DeadlineExceeded`). */
 export function codeName(code: Code | 0): string {
   return code === 0 ? "OK" : (Code[code] ?? `Code(${code})`);
-}
-
-/** isFinalError: the operation certainly did not happen or failed; see inProgressCodes. */
-export function isFinalError(error: unknown): boolean {
-  if (!(error instanceof CsiCallError)) return true;
-  return !inProgressCodes.has(error.code);
 }
 
 /** grpcCode returns the gRPC code of a driver error, or undefined when the error is not a gRPC status. */

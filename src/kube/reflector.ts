@@ -4,6 +4,7 @@ import type { KubeObject } from "./objects/object-meta";
 import { listInPages } from "./paged-list";
 import type { Store } from "./store";
 import type { Logger } from "../log/logger";
+import { Backoff, listWatchBackoff, type BackoffPolicy } from "../queue/backoff";
 import { abortableSleep } from "../util/abortable-sleep";
 import { withDeadline } from "../util/with-deadline";
 
@@ -19,10 +20,8 @@ export interface ReflectorOptions<T extends KubeObject> {
   readonly log: Logger;
   /** Objects per list page. Default 500, as client-go's pager. */
   readonly pageSize?: number;
-  /** First back-off after a failed list or watch. Default 800 ms (client-go's). */
-  readonly initialBackoffMs?: number;
-  /** Longest back-off. Default 30 s. */
-  readonly maxBackoffMs?: number;
+  /** Waits after failed lists and watches. Default listWatchBackoff (client-go's: 800 ms doubling to 30 s). */
+  readonly backoff?: BackoffPolicy;
   /** Shortest server-side watch timeout; each watch picks between this and twice it. Default 300 s. */
   readonly minWatchTimeoutSeconds?: number;
 }
@@ -30,6 +29,18 @@ export interface ReflectorOptions<T extends KubeObject> {
 interface WatchEvent {
   type?: string;
   object?: { metadata?: { resourceVersion?: string }; code?: number; message?: string };
+}
+
+type ResolvedReflectorOptions<T extends KubeObject> = Required<ReflectorOptions<T>>;
+
+/** resolveReflectorOptions fills the defaults of every optional field. */
+function resolveReflectorOptions<T extends KubeObject>(options: ReflectorOptions<T>): ResolvedReflectorOptions<T> {
+  return {
+    ...options,
+    pageSize: options.pageSize ?? 500,
+    backoff: options.backoff ?? listWatchBackoff,
+    minWatchTimeoutSeconds: options.minWatchTimeoutSeconds ?? 300,
+  };
 }
 
 /** ResourceVersionExpired ends a watch whose resourceVersion the server no longer has. */
@@ -44,19 +55,13 @@ class ResourceVersionExpired extends Error {
  * memory, because the store keeps slim objects only.
  */
 export class Reflector<T extends KubeObject> {
-  private readonly options: Required<ReflectorOptions<T>>;
+  private readonly options: ResolvedReflectorOptions<T>;
   private resourceVersion = "";
   private syncedOnce = false;
   private readonly syncedWaiters: (() => void)[] = [];
 
   constructor(options: ReflectorOptions<T>) {
-    this.options = {
-      pageSize: 500,
-      initialBackoffMs: 800,
-      maxBackoffMs: 30_000,
-      minWatchTimeoutSeconds: 300,
-      ...options,
-    };
+    this.options = resolveReflectorOptions(options);
   }
 
   /** waitForSync resolves once the first complete list is in the store. */
@@ -68,7 +73,7 @@ export class Reflector<T extends KubeObject> {
   /** run lists and watches until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const { log, kind } = this.options;
-    let backoffMs = this.options.initialBackoffMs;
+    const backoff = new Backoff(this.options.backoff);
     while (!signal.aborted) {
       try {
         if (this.resourceVersion === "") await this.list(signal);
@@ -76,7 +81,7 @@ export class Reflector<T extends KubeObject> {
         const events = await this.watch(signal);
         if (events > 0 || performance.now() - started >= 1000) {
           // A watch that ended normally (server timeout) is simply renewed.
-          backoffMs = this.options.initialBackoffMs;
+          backoff.reset();
           continue;
         }
         // Closed at once with nothing in it: a proxy or a server shutting
@@ -93,9 +98,9 @@ export class Reflector<T extends KubeObject> {
         }
         // Connection refused, reset, 429, 5xx: the server is unhappy or
         // restarting; retrying at once would only add load.
+        const backoffMs = backoff.next();
         log.warn("List/watch failed, backing off", { kind, err: e, backoffMs, throttled: isTooManyRequests(e) });
         await abortableSleep(backoffMs, signal);
-        backoffMs = Math.min(backoffMs * 2, this.options.maxBackoffMs);
       }
     }
   }

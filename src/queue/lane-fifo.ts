@@ -1,4 +1,4 @@
-import { Fifo } from "./fifo.ts";
+import { Fifo } from "./fifo";
 
 /**
  * LaneFifo is a FIFO split into lanes that are served in turn: each lane

@@ -1,3 +1,5 @@
+import { backoffDelayMs, type BackoffPolicy } from "./backoff";
+
 /**
  * RateLimiter decides how long an item waits before it is retried
  * (client-go `workqueue.TypedRateLimiter`).
@@ -34,34 +36,25 @@ function resolveItemExponentialFailureRateLimiterOptions(
 }
 
 /**
- * 2 ** 1024 is Infinity, and 0 * Infinity is NaN; capping the exponent keeps
- * every product finite, and anything this large is past any sane maximum.
- */
-const MAX_EXPONENT = 1023;
-
-/**
  * ItemExponentialFailureRateLimiter delays each item by `base * 2^failures`,
  * capped at `max`, where `failures` counts this item's calls to `when` since
  * it was last forgotten (client-go `ItemExponentialFailureRateLimiter`).
  * Items are told apart as `Map` keys are (SameValueZero), so use strings.
  */
 export class ItemExponentialFailureRateLimiter<T = string> implements RateLimiter<T> {
-  private readonly baseDelayMs: number;
-  private readonly maxDelayMs: number;
+  private readonly policy: BackoffPolicy;
   /** Failures per item; an item absent from the map has none. */
   private readonly failures = new Map<T, number>();
 
   constructor(options: ItemExponentialFailureRateLimiterOptions = {}) {
-    const resolved = resolveItemExponentialFailureRateLimiterOptions(options);
-    this.baseDelayMs = resolved.baseDelayMs;
-    this.maxDelayMs = resolved.maxDelayMs;
+    const { baseDelayMs, maxDelayMs } = resolveItemExponentialFailureRateLimiterOptions(options);
+    this.policy = { initialMs: baseDelayMs, factor: 2, maxMs: maxDelayMs };
   }
 
   when(item: T): number {
     const failures = this.failures.get(item) ?? 0;
     this.failures.set(item, failures + 1);
-    const delay = this.baseDelayMs * 2 ** Math.min(failures, MAX_EXPONENT);
-    return Math.min(delay, this.maxDelayMs);
+    return backoffDelayMs(this.policy, failures);
   }
 
   forget(item: T): void {

@@ -1,5 +1,5 @@
-import type { Clock, TimerHandle } from "../util/clock.ts";
-import { MinHeap } from "./min-heap.ts";
+import type { Clock, TimerHandle } from "../util/clock";
+import { MinHeap } from "./min-heap";
 
 /** One pending delayed add. */
 interface WaitingEntry<T> {

@@ -1,9 +1,9 @@
-import { type Clock, realClock } from "../util/clock.ts";
-import { Fifo } from "./fifo.ts";
-import { LaneFifo } from "./lane-fifo.ts";
-import { noopWorkQueueObserver, type WorkQueueObserver } from "../metrics/work-queue-observer.ts";
-import { ItemExponentialFailureRateLimiter, type RateLimiter } from "./rate-limiter.ts";
-import { WaitingList } from "./waiting-list.ts";
+import { type Clock, realClock } from "../util/clock";
+import { Fifo } from "./fifo";
+import { LaneFifo } from "./lane-fifo";
+import { noopWorkQueueObserver, type WorkQueueObserver } from "../metrics/work-queue-observer";
+import { ItemExponentialFailureRateLimiter, type RateLimiter } from "./rate-limiter";
+import { WaitingList } from "./waiting-list";
 
 /** Options for {@link WorkQueue}. */
 export interface WorkQueueOptions<T> {
@@ -197,11 +197,6 @@ export class WorkQueue<T = string> {
   /** Clears `item`'s failure history in the rate limiter; call it when processing succeeded. */
   forget(item: T): void {
     this.rateLimiter.forget(item);
-  }
-
-  /** How many times `item` was rate-limited since it was last forgotten. */
-  numRequeues(item: T): number {
-    return this.rateLimiter.numRequeues(item);
   }
 
   /** Total seconds that items now in processing have been held (`workqueue_unfinished_work_seconds`). */

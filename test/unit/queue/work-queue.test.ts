@@ -307,15 +307,6 @@ describe("WorkQueue rate limiting", () => {
     expect(readyAfter).toEqual([100, 200, 400, 800, 1000, 1000]);
   });
 
-  it("counts requeues until forget resets them", () => {
-    const queue = newQueue();
-    queue.addRateLimited("a");
-    queue.addRateLimited("a");
-    expect(queue.numRequeues("a")).toBe(2);
-    queue.forget("a");
-    expect(queue.numRequeues("a")).toBe(0);
-  });
-
   it("forget resets the failure count", async () => {
     const clock = new FakeClock();
     const queue = newQueue(clock);
