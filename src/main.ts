@@ -12,6 +12,7 @@ import { Reconciler } from "./controller/reconciler";
 import { storedObjectParsers } from "./controller/stored-objects";
 import { vaQueueLanes } from "./controller/va-lanes";
 import { TrivialHandler } from "./controller/trivial-handler";
+import { LastVolumeAttachmentWrites } from "./controller/va-last-writes";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
 import { startDriver, type DriverInfo } from "./csi/driver-startup";
@@ -241,7 +242,9 @@ async function runAttacher(
   const api = new AttacherApi(client, vas, pvs);
   // Attach and detach failures also become Warning events on the VA (beyond upstream).
   const events = new EventRecorder({ client, log, component: "csi-attacher", host: hostname(), signal });
-  const writer = new VolumeAttachmentWriter({ api, driverName: driver.name, events });
+  // Our VA writes the cache does not show yet: the reconciler leaves those VAs to their workers.
+  const lastWrites = new LastVolumeAttachmentWrites(vas);
+  const writer = new VolumeAttachmentWriter({ api, driverName: driver.name, events, lastWrites });
   // Shared with the reconciler, which marks VAs whose status disagrees with the driver.
   const forcedSyncs = new ForcedSyncs();
   const { capabilities } = driver;
@@ -297,6 +300,7 @@ async function runAttacher(
       csiNodes,
       forcedSyncs,
       vaQueue,
+      lastWrites,
       periodMs: config.reconcileSyncMs,
       maxEntries: config.maxEntries,
       timeoutMs: config.timeoutMs,
