@@ -2,7 +2,9 @@ import { describe, expect, it } from "bun:test";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { Controller, ListVolumesResponseSchema, type ListVolumesRequest } from "../../../gen/csi/v1/csi_pb";
+import { AttachController } from "../../../src/controller/attach-controller";
 import { ForcedSyncs } from "../../../src/controller/forced-syncs";
+import type { Handler } from "../../../src/controller/handler";
 import { Reconciler } from "../../../src/controller/reconciler";
 import { CsiClient } from "../../../src/csi/csi-client";
 import { parseCsiNode, type CsiNode } from "../../../src/kube/objects/csi-node";
@@ -11,6 +13,7 @@ import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/
 import type { KubeObject } from "../../../src/kube/objects/object-meta";
 import { Store } from "../../../src/kube/store";
 import { Logger } from "../../../src/log/logger";
+import { WorkQueue } from "../../../src/queue/work-queue";
 import { FakeClock } from "../queue/fake-clock";
 import { settle } from "../queue/settle";
 
@@ -237,6 +240,51 @@ describe("reconciler", () => {
     });
     await reconciler.reconcile();
     expect(outcome()).toEqual({ enqueued: ["shown"], marked: ["shown"] });
+  });
+
+  it("leaves every VA of the first list to the workers on the pass right after the caches sync, and forces the one still out of step once its sync is done", async () => {
+    const vas = new Store<VolumeAttachment>();
+    const vaQueue = new WorkQueue<string>({ name: "csi-attacher-va" });
+    const idle: Handler = {
+      syncVolumeAttachment: async () => {},
+      noteDeletedVolumeAttachment: () => false,
+      syncDeletedVolumeAttachment: async () => undefined,
+      pvNeedsSync: () => false,
+      syncPersistentVolume: async () => {},
+    };
+    const pvs = storeOf([csiPv("pv-restarted-ok", "vol-restarted-ok"), csiPv("pv-restarted-lost", "vol-restarted-lost")]);
+    // The controller's handlers queue every VA of the first list, as in main.
+    new AttachController({ driverName: driver, handler: idle, vas, pvs, vaQueue, pvQueue: new WorkQueue<string>({ name: "csi-attacher-pv" }), log: new Logger({ sink: () => {} }) });
+    const forcedSyncs = new ForcedSyncs();
+    const reconciler = new Reconciler({
+      driverName: driver,
+      // The driver lost one publish while the attacher was down.
+      lister: fakeDriver([["vol-restarted-ok", ["id-a"]], ["vol-restarted-lost", []]]).client,
+      vas,
+      pvs,
+      csiNodes: storeOf([csiNode("node-a", "id-a")]),
+      forcedSyncs,
+      vaQueue,
+      lastWrites: { versionOf: () => undefined },
+      periodMs: 60_000,
+      maxEntries: 0,
+      timeoutMs: 15_000,
+      log: new Logger({ sink: () => {} }),
+    });
+    vas.replace([va("restarted-ok", { attached: true }), va("restarted-lost", { attached: true })]);
+    const marked = () => ["restarted-ok", "restarted-lost"].filter((name) => forcedSyncs.take(name));
+    await reconciler.reconcile();
+    const firstPass = { marked: marked(), queued: vaQueue.len() };
+    // A worker syncs both; with attached: true and no forced sync, that writes nothing.
+    for (let i = 0; i < 2; i++) {
+      const next = await vaQueue.get();
+      if (!next.shutdown) vaQueue.done(next.item);
+    }
+    await reconciler.reconcile();
+    expect({ firstPass, secondPass: { marked: marked(), queued: vaQueue.len() } }).toEqual({
+      firstPass: { marked: [], queued: 2 },
+      secondPass: { marked: ["restarted-lost"], queued: 1 },
+    });
   });
 
   it("compares migrated volumes by their translated handles, repaired with the node ID as the driver lists them", async () => {
