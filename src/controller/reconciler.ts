@@ -68,7 +68,7 @@ interface Target {
  * "its node is among the volume's published nodes", in either direction, is
  * marked for a forced sync and queued: the CSI handler then publishes or
  * unpublishes again although the status says there is nothing to do. Only
- * a settled VA is compared (see isSettled): one whose attach or detach is
+ * a settled VA is forced (see isSettled): one whose attach or detach is
  * under way disagrees with the driver for a moment by nature (published,
  * `attached: true` not written yet), and forcing it would publish twice. The
  * reconciler itself never writes to the API and never calls publish or
