@@ -1,6 +1,7 @@
 /**
  * ForcedSyncs is the set of VA names the reconciler found out of step with
- * the driver: their next sync must call the driver even though the VA's
+ * the driver while settled (see isSettled: no work on them under way or
+ * owed): their next sync must call the driver even though the VA's
  * status says there is nothing to do (attached VA whose volume the driver no
  * longer has published, or a detached-looking VA still published).
  *

@@ -3,11 +3,14 @@ import type { PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
+import type { WorkQueue } from "../queue/work-queue";
 import { realClock, type Clock } from "../util/clock";
 import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
 import type { ForcedSyncs } from "./forced-syncs";
 import { nodeIdFor } from "./node-id";
+import { isSettled } from "./settled-volume-attachment";
+import type { LastVolumeAttachmentWrites } from "./va-last-writes";
 import { listedVolumeHandle, resolveVolume, type ResolutionStep } from "./volume-resolution";
 
 /** VolumeLister is the one driver call the reconciler needs (CsiClient.listVolumes). */
@@ -27,8 +30,13 @@ export interface ReconcilerOptions {
   readonly csiNodes: Store<CsiNode>;
   /** Where a mismatch asks the CSI handler for one sync it would otherwise skip. */
   readonly forcedSyncs: ForcedSyncs;
-  /** The VA work queue ("csi-attacher-va"); only `add` is used. */
-  readonly vaQueue: { add(name: string): void };
+  /**
+   * The VA work queue ("csi-attacher-va"): a mismatch is `add`ed, and a VA
+   * whose name is queued or held by a worker is left to that worker.
+   */
+  readonly vaQueue: Pick<WorkQueue<string>, "add" | "queuedOrProcessing">;
+  /** Our VA writes the VA cache does not show yet (recorded by the VA writer): such a VA is in flight too. */
+  readonly lastWrites: Pick<LastVolumeAttachmentWrites, "versionOf">;
   /** Time between the end of one pass and the start of the next (--reconcile-sync; default 1m). */
   readonly periodMs: number;
   /** ListVolumes page size (--max-entries; 0 = the driver's choice). */
@@ -58,7 +66,10 @@ interface Target {
  * upstream's ReconcileVA does. A VA whose `status.attached` disagrees with
  * "its node is among the volume's published nodes", in either direction, is
  * marked for a forced sync and queued: the CSI handler then publishes or
- * unpublishes again although the status says there is nothing to do. The
+ * unpublishes again although the status says there is nothing to do. Only
+ * a settled VA is forced (see isSettled): one whose attach or detach is
+ * under way disagrees with the driver for a moment by nature (published,
+ * `attached: true` not written yet), and forcing it would publish twice. The
  * reconciler itself never writes to the API and never calls publish or
  * unpublish, so the VA queue stays the only path to both and one VA is
  * never worked on twice at once.
@@ -116,6 +127,10 @@ export class Reconciler {
       const found = published.get(expected.volumeHandle)?.includes(expected.nodeId) ?? false;
       const attached = va.status?.attached ?? false;
       if (found === attached) continue;
+      if (!this.settled(va)) {
+        log.v(4).info("VolumeAttachment is in flight; leaving it to its worker", { VolumeAttachment: va.metadata.name, attachedStatus: attached, found });
+        continue;
+      }
       log.error("VolumeAttachment attached status and actual state do not match. Adding back to VolumeAttachment queue for forced reprocessing", {
         VolumeAttachment: va.metadata.name,
         volumeHandle: expected.volumeHandle,
@@ -126,6 +141,21 @@ export class Reconciler {
       this.options.forcedSyncs.mark(va.metadata.name);
       this.options.vaQueue.add(va.metadata.name);
     }
+  }
+
+  /**
+   * settled asks isSettled about `va` as the pass compared it, now that the
+   * listing is in: the queue, the cache and our writes are read at this
+   * moment, after the await, since a worker may have taken the VA meanwhile.
+   */
+  private settled(va: VolumeAttachment): boolean {
+    const name = va.metadata.name;
+    return isSettled({
+      queuedOrProcessing: this.options.vaQueue.queuedOrProcessing(name),
+      comparedVersion: va.metadata.resourceVersion,
+      cachedVersion: this.options.vas.get(name)?.metadata.resourceVersion,
+      unobservedWriteVersion: this.options.lastWrites.versionOf(name),
+    });
   }
 
   /**

@@ -7,6 +7,7 @@ import { volumeAttachmentReference } from "../kube/objects/event";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import { errorMessage } from "../util/error-message";
 import { finalizerName, nodeIdAnnotation } from "./driver-names";
+import type { LastVolumeAttachmentWrites } from "./va-last-writes";
 
 /** The one API call the writer makes; AttacherApi in production, a recording fake in unit tests. */
 export type VolumeAttachmentPatcher = Pick<AttacherApi, "patchVolumeAttachment">;
@@ -30,6 +31,12 @@ export interface VolumeAttachmentWriterOptions {
    * (beyond upstream; its issue #363). Default: no events.
    */
   readonly events?: Pick<EventRecorder, "warning">;
+  /**
+   * Where the answer to each write is recorded until the VA cache shows it,
+   * so the reconciler leaves a VA whose write is in flight alone. Default:
+   * nothing recorded (no reconciler asks).
+   */
+  readonly lastWrites?: Pick<LastVolumeAttachmentWrites, "record">;
 }
 
 type Status = NonNullable<VolumeAttachment["status"]>;
@@ -40,6 +47,7 @@ interface ResolvedVolumeAttachmentWriterOptions {
   readonly now: () => Date;
   readonly attachErrorCodes: boolean;
   readonly events: Pick<EventRecorder, "warning"> | undefined;
+  readonly lastWrites: Pick<LastVolumeAttachmentWrites, "record"> | undefined;
 }
 
 /** resolveVolumeAttachmentWriterOptions fills the defaults of every optional field. */
@@ -50,6 +58,7 @@ function resolveVolumeAttachmentWriterOptions(options: VolumeAttachmentWriterOpt
     now: options.now ?? (() => new Date()),
     attachErrorCodes: options.attachErrorCodes ?? true,
     events: options.events,
+    lastWrites: options.lastWrites,
   };
 }
 
@@ -71,10 +80,12 @@ export class VolumeAttachmentWriter {
   private readonly now: () => Date;
   private readonly attachErrorCodes: boolean;
   private readonly events: Pick<EventRecorder, "warning"> | undefined;
+  private readonly lastWrites: Pick<LastVolumeAttachmentWrites, "record"> | undefined;
 
   constructor(options: VolumeAttachmentWriterOptions) {
     const resolved = resolveVolumeAttachmentWriterOptions(options);
     this.api = resolved.api;
+    this.lastWrites = resolved.lastWrites;
     this.finalizer = finalizerName(resolved.driverName);
     this.now = resolved.now;
     this.attachErrorCodes = resolved.attachErrorCodes;
@@ -109,7 +120,7 @@ export class VolumeAttachmentWriter {
       },
     );
     try {
-      return await this.api.patchVolumeAttachment(va.metadata.name, patch);
+      return await this.patch(va.metadata.name, patch);
     } catch (e: unknown) {
       throw new Error(`could not save VolumeAttachment: ${errorMessage(e)}`, { cause: e });
     }
@@ -127,7 +138,7 @@ export class VolumeAttachmentWriter {
     else delete next.attachmentMetadata;
     const patch = statusPatch(va, next);
     if (isEmptyPatch(patch)) return va;
-    return this.api.patchVolumeAttachment(va.metadata.name, patch, "status");
+    return this.patch(va.metadata.name, patch, "status");
   }
 
   /**
@@ -151,7 +162,7 @@ export class VolumeAttachmentWriter {
     const patch = statusPatch(current, { ...rest, attached: false });
     if (isEmptyPatch(patch)) return;
     try {
-      await this.api.patchVolumeAttachment(va.metadata.name, patch, "status");
+      await this.patch(va.metadata.name, patch, "status");
     } catch (e: unknown) {
       if (!isNotFound(e)) throw e;
     }
@@ -161,7 +172,7 @@ export class VolumeAttachmentWriter {
   private async removeFinalizer(va: VolumeAttachment): Promise<VolumeAttachment> {
     const remaining = (va.metadata.finalizers ?? []).filter((name) => name !== this.finalizer);
     // Go marshals an empty finalizer list as absent, so the patch says null.
-    return this.api.patchVolumeAttachment(va.metadata.name, { metadata: { finalizers: remaining.length > 0 ? remaining : null } });
+    return this.patch(va.metadata.name, { metadata: { finalizers: remaining.length > 0 ? remaining : null } });
   }
 
   /** saveAttachError records why an attach failed in `status.attachError`, with the gRPC code when there is one. */
@@ -169,7 +180,7 @@ export class VolumeAttachmentWriter {
     const attachError = this.volumeError(error, this.attachErrorCodes);
     this.events?.warning(volumeAttachmentReference(va.metadata), "AttachFailed", attachError.message);
     const next: Status = { ...(va.status ?? { attached: false }), attachError };
-    return this.api.patchVolumeAttachment(va.metadata.name, statusPatch(va, next), "status");
+    return this.patch(va.metadata.name, statusPatch(va, next), "status");
   }
 
   /** saveDetachError records why a detach failed in `status.detachError`; upstream v4.13 sets no errorCode here. */
@@ -177,7 +188,14 @@ export class VolumeAttachmentWriter {
     const detachError = this.volumeError(error, false);
     this.events?.warning(volumeAttachmentReference(va.metadata), "DetachFailed", detachError.message);
     const next: Status = { ...(va.status ?? { attached: false }), detachError };
-    return this.api.patchVolumeAttachment(va.metadata.name, statusPatch(va, next), "status");
+    return this.patch(va.metadata.name, statusPatch(va, next), "status");
+  }
+
+  /** patch sends one write and records the server's answer: every VA write of the attacher passes here. */
+  private async patch(name: string, patch: JsonObject, subresource?: "status"): Promise<VolumeAttachment> {
+    const written = await this.api.patchVolumeAttachment(name, patch, subresource);
+    this.lastWrites?.record(written);
+    return written;
   }
 
   private volumeError(error: unknown, withCode: boolean): { message: string; time: string; errorCode?: number } {

@@ -59,7 +59,7 @@ export class Store<T extends KubeObject> {
   upsert(object: T): void {
     const name = object.metadata.name;
     const cached = this.items.get(name);
-    if (cached && isNewer(cached.metadata.resourceVersion, object.metadata.resourceVersion)) return;
+    if (cached && isNewerResourceVersion(cached.metadata.resourceVersion, object.metadata.resourceVersion)) return;
     const previous = this.seenByHandlers.get(name) ?? cached;
     this.seenByHandlers.delete(name);
     this.items.set(name, object);
@@ -105,7 +105,7 @@ export class Store<T extends KubeObject> {
     // Only an object the cache holds is updated: one it lacks was deleted
     // meanwhile (its DELETED event came before our write's response, as when
     // removing the last finalizer deletes the VA) and must stay gone.
-    if (!cached || !isNewer(object.metadata.resourceVersion, cached.metadata.resourceVersion)) return;
+    if (!cached || !isNewerResourceVersion(object.metadata.resourceVersion, cached.metadata.resourceVersion)) return;
     // Only the first own write since the handlers' last event: a second one
     // replaces an object the handlers never saw.
     if (!this.seenByHandlers.has(object.metadata.name)) this.seenByHandlers.set(object.metadata.name, cached);
@@ -121,12 +121,12 @@ export class Store<T extends KubeObject> {
 }
 
 /**
- * isNewer compares resourceVersions. They are opaque to clients in general,
+ * isNewerResourceVersion compares resourceVersions. They are opaque to clients in general,
  * but every API server backed by etcd issues integers that grow with each
  * write; client-go's MutationCache relies on the same. Anything that does not
  * parse counts as not newer, so the watch stays the only source of truth.
  */
-function isNewer(candidate: string, current: string): boolean {
+export function isNewerResourceVersion(candidate: string, current: string): boolean {
   if (!/^\d+$/.test(candidate) || !/^\d+$/.test(current)) return false;
   return BigInt(candidate) > BigInt(current);
 }

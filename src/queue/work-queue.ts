@@ -66,6 +66,9 @@ export class WorkQueue<T = string> {
   //   queue ∩ processing = ∅;
   //   an item in dirty but not in queue is in processing, and goes back
   //   into queue when its worker calls done.
+  // So an item is owed or owned by a worker exactly when it is in
+  // dirty ∪ processing, which is what `queuedOrProcessing` answers; an item
+  // parked by `addAfter` is in neither until its time comes.
   /** The order items are handed out in. Every item here is also in `dirty` and not in `processing`. */
   private readonly queue: LaneFifo<T>;
   /**
@@ -147,6 +150,17 @@ export class WorkQueue<T = string> {
       this.queue.push(item);
       this.handOut();
     }
+  }
+
+  /**
+   * Whether `item` waits to be handed out or a worker holds it (it is in
+   * `dirty` or `processing`); an item parked by {@link addAfter} is neither
+   * yet. Read-only: a caller uses it to leave alone an item whose current
+   * state belongs to a worker, e.g. the reconciler with a VA that is being
+   * attached.
+   */
+  queuedOrProcessing(item: T): boolean {
+    return this.dirty.has(item) || this.processing.has(item);
   }
 
   /** The number of items queued and not yet taken by a worker (the depth). */

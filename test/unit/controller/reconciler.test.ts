@@ -2,7 +2,9 @@ import { describe, expect, it } from "bun:test";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { Controller, ListVolumesResponseSchema, type ListVolumesRequest } from "../../../gen/csi/v1/csi_pb";
+import { AttachController } from "../../../src/controller/attach-controller";
 import { ForcedSyncs } from "../../../src/controller/forced-syncs";
+import type { Handler } from "../../../src/controller/handler";
 import { Reconciler } from "../../../src/controller/reconciler";
 import { CsiClient } from "../../../src/csi/csi-client";
 import { parseCsiNode, type CsiNode } from "../../../src/kube/objects/csi-node";
@@ -11,6 +13,7 @@ import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/
 import type { KubeObject } from "../../../src/kube/objects/object-meta";
 import { Store } from "../../../src/kube/store";
 import { Logger } from "../../../src/log/logger";
+import { WorkQueue } from "../../../src/queue/work-queue";
 import { FakeClock } from "../queue/fake-clock";
 import { settle } from "../queue/settle";
 
@@ -22,15 +25,17 @@ type DriverVolume = readonly [volumeId: string, nodeIds: readonly string[]];
 /**
  * fakeDriver serves ListVolumes from `volumes` through an in-memory Connect
  * transport, paging by offset tokens as a real driver may, and records every
- * request. `failures` answers the next calls with Unavailable.
+ * request. `failures` answers the next calls with Unavailable; `duringListing`
+ * runs inside each call, as whatever happens while the driver is asked.
  */
-function fakeDriver(volumes: DriverVolume[], failures = 0) {
+function fakeDriver(volumes: DriverVolume[], failures = 0, duringListing: () => void = () => {}) {
   const requests: { maxEntries: number; startingToken: string }[] = [];
   let failing = failures;
   const transport = createRouterTransport(({ service }) => {
     service(Controller, {
       listVolumes(request: ListVolumesRequest) {
         requests.push({ maxEntries: request.maxEntries, startingToken: request.startingToken });
+        duringListing();
         if (failing > 0) {
           failing--;
           throw new ConnectError("backend down", Code.Unavailable);
@@ -101,6 +106,10 @@ interface Ground {
   readonly driver: ReturnType<typeof fakeDriver>;
   readonly maxEntries?: number;
   readonly clock?: FakeClock;
+  /** Names a worker holds or that wait in the queue besides those the reconciler adds. */
+  readonly busy?: readonly string[];
+  /** Our writes the cache does not show yet, by VA name. */
+  readonly unobservedWrites?: Readonly<Record<string, string>>;
 }
 
 /** reconcilerOn builds a Reconciler over hand-filled stores; `outcome` reads what it asked for. */
@@ -108,14 +117,17 @@ function reconcilerOn(ground: Ground) {
   const forcedSyncs = new ForcedSyncs();
   const enqueued: string[] = [];
   const lines: string[] = [];
+  const vas = storeOf(ground.vas);
   const reconciler = new Reconciler({
     driverName: ground.driverName ?? driver,
     lister: ground.driver.client,
-    vas: storeOf(ground.vas),
+    vas,
     pvs: storeOf(ground.pvs ?? []),
     csiNodes: storeOf(ground.csiNodes ?? [csiNode("node-a", "id-a"), csiNode("node-b", "id-b")]),
     forcedSyncs,
-    vaQueue: { add: (name) => enqueued.push(name) },
+    // Nothing takes names from this queue: what it was given stays queued.
+    vaQueue: { add: (name) => void enqueued.push(name), queuedOrProcessing: (name) => enqueued.includes(name) || (ground.busy ?? []).includes(name) },
+    lastWrites: { versionOf: (name) => ground.unobservedWrites?.[name] },
     periodMs: 60_000,
     maxEntries: ground.maxEntries ?? 0,
     timeoutMs: 15_000,
@@ -127,7 +139,7 @@ function reconcilerOn(ground: Ground) {
     enqueued: [...enqueued].sort(),
     marked: ground.vas.map((v) => v.metadata.name).filter((name) => forcedSyncs.take(name)).sort(),
   });
-  return { reconciler, outcome, lines, enqueued };
+  return { reconciler, outcome, lines, enqueued, vas };
 }
 
 describe("reconciler", () => {
@@ -176,6 +188,99 @@ describe("reconciler", () => {
       ],
       enqueued: ["deleting-published", "lost", "vanished"],
       marked: ["deleting-published", "lost", "vanished"],
+    });
+  });
+
+  it("leaves a VA whose name is queued or held by a worker to that worker, in both directions, and says so only at -v=4", async () => {
+    const csi = fakeDriver([
+      ["vol-publishing", ["id-a"]],
+      ["vol-unpublishing", []],
+      ["vol-lost", []],
+    ]);
+    const { reconciler, outcome, lines } = reconcilerOn({
+      driver: csi,
+      // Published, attached: true not written yet; unpublished, finalizer removal not written yet.
+      busy: ["publishing", "unpublishing"],
+      vas: [va("publishing", { attached: false }), va("unpublishing", { attached: true, deleting: true }), va("lost", { attached: true })],
+      pvs: [csiPv("pv-publishing", "vol-publishing"), csiPv("pv-unpublishing", "vol-unpublishing"), csiPv("pv-lost", "vol-lost")],
+    });
+    await reconciler.reconcile();
+    const named = (prefix: string) => lines.filter((line) => line.startsWith(prefix)).map((line) => /VolumeAttachment="([^"]+)"/.exec(line)?.[1]).filter((name) => name !== undefined);
+    expect({ ...outcome(), errors: named("E"), inFlight: named("I").sort() }).toEqual({
+      enqueued: ["lost"],
+      marked: ["lost"],
+      errors: ["lost"],
+      inFlight: ["publishing", "unpublishing"],
+    });
+  });
+
+  it("leaves a VA that changed while the driver was being listed to the next pass", async () => {
+    let duringListing = () => {};
+    const csi = fakeDriver([["vol-racing", ["id-a"]]], 0, () => duringListing());
+    const before = va("racing", { attached: false });
+    const { reconciler, outcome, vas } = reconcilerOn({ driver: csi, vas: [before], pvs: [csiPv("pv-racing", "vol-racing")] });
+    // A worker attached it after the pass took the VAs and before the driver answered.
+    const attached = va("racing", { attached: true });
+    duringListing = () => vas.upsert({ ...attached, metadata: { ...attached.metadata, resourceVersion: "2" } });
+    await reconciler.reconcile();
+    expect(outcome()).toEqual({ enqueued: [], marked: [] });
+  });
+
+  it("leaves a VA whose cache entry does not show our last write yet, and forces one whose entry does", async () => {
+    const csi = fakeDriver([
+      ["vol-written", ["id-a"]],
+      ["vol-shown", ["id-a"]],
+    ]);
+    const { reconciler, outcome } = reconcilerOn({
+      driver: csi,
+      // The cached VAs are at version "1".
+      unobservedWrites: { written: "x2", shown: "1" },
+      vas: [va("written", { attached: false }), va("shown", { attached: false })],
+      pvs: [csiPv("pv-written", "vol-written"), csiPv("pv-shown", "vol-shown")],
+    });
+    await reconciler.reconcile();
+    expect(outcome()).toEqual({ enqueued: ["shown"], marked: ["shown"] });
+  });
+
+  it("leaves every VA of the first list to the workers on the pass right after the caches sync, and forces the one still out of step once its sync is done", async () => {
+    const vas = new Store<VolumeAttachment>();
+    const vaQueue = new WorkQueue<string>({ name: "csi-attacher-va" });
+    const idle: Handler = {
+      syncVolumeAttachment: async () => undefined,
+      syncPersistentVolume: async () => {},
+    };
+    const pvs = storeOf([csiPv("pv-restarted-ok", "vol-restarted-ok"), csiPv("pv-restarted-lost", "vol-restarted-lost")]);
+    // The controller's handlers queue every VA of the first list, as in main.
+    new AttachController({ driverName: driver, handler: idle, vas, pvs, vaQueue, pvQueue: new WorkQueue<string>({ name: "csi-attacher-pv" }), log: new Logger({ sink: () => {} }) });
+    const forcedSyncs = new ForcedSyncs();
+    const reconciler = new Reconciler({
+      driverName: driver,
+      // The driver lost one publish while the attacher was down.
+      lister: fakeDriver([["vol-restarted-ok", ["id-a"]], ["vol-restarted-lost", []]]).client,
+      vas,
+      pvs,
+      csiNodes: storeOf([csiNode("node-a", "id-a")]),
+      forcedSyncs,
+      vaQueue,
+      lastWrites: { versionOf: () => undefined },
+      periodMs: 60_000,
+      maxEntries: 0,
+      timeoutMs: 15_000,
+      log: new Logger({ sink: () => {} }),
+    });
+    vas.replace([va("restarted-ok", { attached: true }), va("restarted-lost", { attached: true })]);
+    const marked = () => ["restarted-ok", "restarted-lost"].filter((name) => forcedSyncs.take(name));
+    await reconciler.reconcile();
+    const firstPass = { marked: marked(), queued: vaQueue.len() };
+    // A worker syncs both; with attached: true and no forced sync, that writes nothing.
+    for (let i = 0; i < 2; i++) {
+      const next = await vaQueue.get();
+      if (!next.shutdown) vaQueue.done(next.item);
+    }
+    await reconciler.reconcile();
+    expect({ firstPass, secondPass: { marked: marked(), queued: vaQueue.len() } }).toEqual({
+      firstPass: { marked: [], queued: 2 },
+      secondPass: { marked: ["restarted-lost"], queued: 1 },
     });
   });
 

@@ -199,6 +199,40 @@ describe("WorkQueue", () => {
     expect(queue.oldestWaiting()).toEqual({ item: "a", seconds: 0.5 });
   });
 
+  it("counts an item as queued or processing from its add until done, and one parked by addAfter only once its delay is over", async () => {
+    const clock = new FakeClock();
+    const queue = newQueue(clock);
+    const states: Record<string, boolean>[] = [];
+    const snapshot = () => states.push({ a: queue.queuedOrProcessing("a"), b: queue.queuedOrProcessing("b") });
+    snapshot();
+    queue.add("a");
+    queue.addAfter("b", 1000);
+    snapshot();
+    await next(queue);
+    snapshot();
+    queue.done("a");
+    clock.step(1000);
+    snapshot();
+    expect(states).toEqual([
+      { a: false, b: false },
+      { a: true, b: false },
+      { a: true, b: false },
+      { a: false, b: true },
+    ]);
+  });
+
+  it("counts an item added during processing as queued or processing after its worker is done", async () => {
+    const queue = newQueue();
+    queue.add("a");
+    await next(queue);
+    queue.add("a");
+    queue.done("a");
+    expect(queue.queuedOrProcessing("a")).toBe(true);
+    await next(queue);
+    queue.done("a");
+    expect(queue.queuedOrProcessing("a")).toBe(false);
+  });
+
   it("exposes its name", () => {
     expect(newQueue().name).toBe("test");
   });
