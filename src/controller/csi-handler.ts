@@ -8,14 +8,13 @@ import type { Logger } from "../log/logger";
 import { errorMessage } from "../util/error-message";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
-import { nodeIdFor } from "./node-id";
 import type { PersistentVolumeFinalizerWriter } from "./pv-finalizer-writer";
 import { pvNeedsSync } from "./pv-needs-sync";
 import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
 import type { VolumeAttachmentWriter } from "./va-writer";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
-import { resolveVolume, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
+import { resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
 
 /** The Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
 export type CsiHandlerApi = Pick<AttacherApi, "secretData">;
@@ -63,9 +62,11 @@ export class CsiHandler implements Handler {
   private readonly writer: VolumeAttachmentWriter;
   private readonly vasByPv: VolumeAttachmentsByPv;
   private readonly vanished: VanishedVolumeAttachments;
+  private readonly lookups: PublicationLookups;
 
   constructor(private readonly options: CsiHandlerOptions) {
     this.writer = options.writer;
+    this.lookups = { pvs: options.pvs, csiNodes: options.csiNodes, driverName: options.driverName };
     this.vasByPv = new VolumeAttachmentsByPv(options.vas);
     this.vanished = options.vanished;
   }
@@ -130,8 +131,10 @@ export class CsiHandler implements Handler {
       // Everything that can fail without side effects on the VA is checked
       // before its finalizer goes on: a finalizer on a VA that can never
       // attach would only block its deletion.
-      const source = await this.attachSourceOf(current);
-      const request = await this.publishRequestFor(current, source);
+      // Attach never falls back to the VA's node-ID annotation.
+      const publication = resolvePublication(current, this.lookups, { remembered: false });
+      const source = await this.attachSourceOf(publication.volume);
+      const request = await this.publishRequestFor(source, publication.nodeId);
       current = await this.writer.ensureFinalizerAndNodeId(current, request.nodeId);
       publishContext = await this.options.csi.controllerPublish(request, this.options.timeoutMs, { migrated: source.migrated });
     } catch (e: unknown) {
@@ -159,9 +162,17 @@ export class CsiHandler implements Handler {
     }
   }
 
+  /**
+   * unpublish releases the VA's volume from its node. The PV is only read,
+   * never written, and the node ID falls back to the one remembered on the
+   * VA: a node that was deleted, or whose driver pod is down, must still be
+   * detachable.
+   */
   private async unpublish(va: VolumeAttachment): Promise<void> {
-    const source = this.detachSourceOf(va);
-    const request = await this.unpublishRequestFor(va, source);
+    const { volume, nodeId } = resolvePublication(va, this.lookups, { remembered: true });
+    const source = resolvedOrThrow(volume);
+    const secrets = await this.publishSecrets(source.csi);
+    const request: UnpublishRequest = { volumeId: source.csi.volumeHandle, nodeId: nodeIdOrThrow(nodeId), secrets };
     await this.options.csi.controllerUnpublish(request, this.options.timeoutMs, { migrated: source.migrated });
   }
 
@@ -175,8 +186,7 @@ export class CsiHandler implements Handler {
    * must be CSI already: the A/D controller translates inline in-tree
    * volumes before creating the VA.
    */
-  private async attachSourceOf(va: VolumeAttachment): Promise<ResolvedVolume> {
-    const resolution = resolveVolume(va, this.options.pvs);
+  private async attachSourceOf(resolution: VolumeResolution): Promise<ResolvedVolume> {
     const { pv } = resolution;
     if (pv) {
       if (pv.metadata.deletionTimestamp) throw new Error(`PersistentVolume ${JSON.stringify(pv.metadata.name)} is marked for deletion`);
@@ -185,21 +195,14 @@ export class CsiHandler implements Handler {
     return resolvedOrThrow(resolution);
   }
 
-  /** detachSourceOf resolves the VA's volume for a detach, translating an in-tree PV: the PV is only read, never written. */
-  private detachSourceOf(va: VolumeAttachment): ResolvedVolume {
-    return resolvedOrThrow(resolveVolume(va, this.options.pvs));
-  }
-
-  private async publishRequestFor(va: VolumeAttachment, { spec, csi }: ResolvedVolume): Promise<PublishRequest & { nodeId: string }> {
+  private async publishRequestFor({ spec, csi }: ResolvedVolume, node: NodeIdResolution): Promise<PublishRequest & { nodeId: string }> {
     const { options } = this;
     const volumeCapability = volumeCapabilityOf(spec, csi, {
       singleNodeMultiWriter: options.supportsSingleNodeMultiWriter,
       defaultFsType: options.defaultFsType,
     });
     const secrets = await this.publishSecrets(csi);
-    // Attach never falls back to the VA's annotation: publishing to a node
-    // the driver did not register is wrong.
-    const nodeId = nodeIdFor(options.csiNodes, options.driverName, va.spec.nodeName);
+    const nodeId = nodeIdOrThrow(node);
     return {
       volumeId: csi.volumeHandle,
       nodeId,
@@ -209,12 +212,6 @@ export class CsiHandler implements Handler {
       secrets,
       volumeContext: csi.volumeAttributes ?? {},
     };
-  }
-
-  private async unpublishRequestFor(va: VolumeAttachment, { csi }: ResolvedVolume): Promise<UnpublishRequest> {
-    const secrets = await this.publishSecrets(csi);
-    const nodeId = nodeIdFor(this.options.csiNodes, this.options.driverName, va.spec.nodeName, va);
-    return { volumeId: csi.volumeHandle, nodeId, secrets };
   }
 
   private async markDetached(va: VolumeAttachment): Promise<void> {
@@ -267,6 +264,12 @@ export class CsiHandler implements Handler {
 function resolvedOrThrow(resolution: VolumeResolution): ResolvedVolume {
   if (!resolution.ok) throw resolution.error;
   return resolution.volume;
+}
+
+/** nodeIdOrThrow rethrows why the node ID is not known, as it was: it becomes the VA's attachError or detachError. */
+function nodeIdOrThrow(node: NodeIdResolution): string {
+  if (!node.ok) throw node.error;
+  return node.id;
 }
 
 /** samePublication: both VAs stand for the same volume on the same node. */

@@ -8,10 +8,9 @@ import { realClock, type Clock } from "../util/clock";
 import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
 import type { ForcedSyncs } from "./forced-syncs";
-import { nodeIdFor } from "./node-id";
 import { isSettled } from "./settled-volume-attachment";
 import type { LastVolumeAttachmentWrites } from "./va-last-writes";
-import { listedVolumeHandle, resolveVolume, type ResolutionStep } from "./volume-resolution";
+import { listedVolumeHandle, resolvePublication, type ResolutionStep } from "./volume-resolution";
 
 /** VolumeLister is the one driver call the reconciler needs (CsiClient.listVolumes). */
 export interface VolumeLister {
@@ -170,15 +169,13 @@ export class Reconciler {
   private resolve(va: VolumeAttachment): Target | undefined {
     const { driverName, csiNodes, pvs, log } = this.options;
     const vaLog = log.with({ VolumeAttachment: va.metadata.name });
-    let nodeId: string;
-    try {
-      // The annotation fallback, as for detach: a VA whose node is gone may still be published.
-      nodeId = nodeIdFor(csiNodes, driverName, va.spec.nodeName, va);
-    } catch (e: unknown) {
-      vaLog.error("Failed to find node ID err", { err: e });
+    // The annotation fallback, as for detach: a VA whose node is gone may still be published.
+    const { nodeId: node, volume: resolution } = resolvePublication(va, { pvs, csiNodes, driverName }, { remembered: true });
+    if (!node.ok) {
+      vaLog.error("Failed to find node ID err", { err: node.error });
       return undefined;
     }
-    const resolution = resolveVolume(va, pvs);
+    const nodeId = node.id;
     if (!resolution.ok) {
       vaLog.error(resolutionFailures[resolution.step], { err: resolution.error });
       return undefined;

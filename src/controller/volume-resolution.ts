@@ -5,6 +5,7 @@ import { errorMessage } from "../util/error-message";
 import { isMigratable } from "./migration/in-tree-plugins";
 import { repairVolumeHandle } from "./migration/repair-volume-handle";
 import { translateInTreeSpecToCsi } from "./migration/translate-in-tree";
+import { nodeIdFor, type CsiNodeLookup } from "./node-id";
 
 /** Where PVs are looked up by name: the PV store, or the doctor's snapshot. Nothing is written. */
 export interface PersistentVolumeLookup {
@@ -48,8 +49,8 @@ export type VolumeResolution =
   | { readonly ok: false; readonly step: ResolutionStep; readonly error: unknown; readonly pv?: PersistentVolume };
 
 /**
- * resolveVolume answers "which volume does this VA name", the one answer for
- * attach, detach, the reconciler and the doctor: the VA's source (exactly one
+ * resolveVolume answers "which volume does this VA name" (see
+ * resolvePublication, which every caller goes through): the VA's source (exactly one
  * of a PV name and an inline spec), its PV from `pvs`, an in-tree PV
  * translated to CSI (CSI migration), and the CSI source. Error texts are
  * upstream's, so operators' searches still match.
@@ -79,6 +80,42 @@ export function resolveVolume(va: VolumeAttachment, pvs: PersistentVolumeLookup)
   }
   if (!spec.csi) return { ok: false, step: "csi-source", error: new Error("pv spec contained non-csi source that was not migrated"), pv };
   return { ok: true, volume: { spec, csi: spec.csi, origin: "pv", migrated }, pv };
+}
+
+/** Where a publication is looked up: PVs, CSINodes, and our driver's name (its CSINode entries are ours). */
+export interface PublicationLookups {
+  readonly pvs: PersistentVolumeLookup;
+  readonly csiNodes: CsiNodeLookup;
+  readonly driverName: string;
+}
+
+/** NodeIdResolution is the node ID a VA's volume is published to, or why it is not known. */
+export type NodeIdResolution = { readonly ok: true; readonly id: string } | { readonly ok: false; readonly error: unknown };
+
+/** Publication is what every driver call about a VA is built from: its volume and its node ID, each resolved or failed. */
+export interface Publication {
+  readonly volume: VolumeResolution;
+  readonly nodeId: NodeIdResolution;
+}
+
+/**
+ * resolvePublication answers "which volume does this VA name, and on which
+ * node ID", the one entry for attach, detach, the reconciler and the doctor.
+ * Both halves are answered, each failing on its own, so that each caller
+ * reports them in upstream's order (attach puts the PV finalizer on before
+ * a missing node ID fails it; the reconciler names the node ID first). With
+ * `remembered`, a node whose CSINode or driver entry is gone falls back to
+ * the ID remembered on the VA (detach, reconciler, doctor); attach never
+ * does: publishing to a node the driver did not register is wrong.
+ */
+export function resolvePublication(va: VolumeAttachment, lookups: PublicationLookups, options: { readonly remembered: boolean }): Publication {
+  let nodeId: NodeIdResolution;
+  try {
+    nodeId = { ok: true, id: nodeIdFor(lookups.csiNodes, lookups.driverName, va.spec.nodeName, options.remembered ? va : undefined) };
+  } catch (error: unknown) {
+    nodeId = { ok: false, error };
+  }
+  return { volume: resolveVolume(va, lookups.pvs), nodeId };
 }
 
 /**

@@ -1,5 +1,5 @@
-import { nodeIdFor, type CsiNodeLookup } from "../controller/node-id";
-import { listedVolumeHandle, resolveVolume, type PersistentVolumeLookup } from "../controller/volume-resolution";
+import type { CsiNodeLookup } from "../controller/node-id";
+import { listedVolumeHandle, resolvePublication, type PersistentVolumeLookup, type VolumeResolution } from "../controller/volume-resolution";
 import { errorMessage } from "../util/error-message";
 import type { VolumeAttachmentFacts } from "./assess-volume-attachment";
 import type { TimestampedVolumeAttachment } from "./timestamped-volume-attachment";
@@ -16,12 +16,8 @@ import type { TimestampedVolumeAttachment } from "./timestamped-volume-attachmen
  */
 export function factsOf(va: TimestampedVolumeAttachment, pvs: PersistentVolumeLookup, csiNodes: CsiNodeLookup, driverName: string): VolumeAttachmentFacts {
   const deletionTimestamp = va.metadata.deletionTimestamp;
-  let node: VolumeAttachmentFacts["node"];
-  try {
-    node = { id: nodeIdFor(csiNodes, driverName, va.spec.nodeName, va) };
-  } catch (e: unknown) {
-    node = { unknown: errorMessage(e) };
-  }
+  const publication = resolvePublication(va, { pvs, csiNodes, driverName }, { remembered: true });
+  const node: VolumeAttachmentFacts["node"] = publication.nodeId.ok ? { id: publication.nodeId.id } : { unknown: errorMessage(publication.nodeId.error) };
   return {
     name: va.metadata.name,
     nodeName: va.spec.nodeName,
@@ -31,13 +27,12 @@ export function factsOf(va: TimestampedVolumeAttachment, pvs: PersistentVolumeLo
     detachError: va.status?.detachError?.message ?? undefined,
     createdAtMs: Date.parse(va.metadata.creationTimestamp),
     deletingSinceMs: deletionTimestamp ? Date.parse(deletionTimestamp) : undefined,
-    volume: volumeOf(va, pvs, node),
+    volume: volumeOf(publication.volume, node),
     node,
   };
 }
 
-function volumeOf(va: TimestampedVolumeAttachment, pvs: PersistentVolumeLookup, node: VolumeAttachmentFacts["node"]): VolumeAttachmentFacts["volume"] {
-  const resolution = resolveVolume(va, pvs);
+function volumeOf(resolution: VolumeResolution, node: VolumeAttachmentFacts["node"]): VolumeAttachmentFacts["volume"] {
   if (!resolution.ok) return { unknown: errorMessage(resolution.error) };
   // Without a node ID a migrated handle cannot be repaired: the driver could not be compared anyway.
   if (!("id" in node)) return { handle: resolution.volume.csi.volumeHandle };
