@@ -30,7 +30,7 @@ export interface KubeControllerManagerOptions {
   readonly kubeApiQps?: number;
   /** See {@link kubeApiQps}; default 30. */
   readonly kubeApiBurst?: number;
-  /** Deadline in ms for the attach/detach controller to have synced its caches; default 60000. */
+  /** Deadline in ms for the controllers to have synced their caches; default 60000. */
   readonly startTimeoutMs?: number;
 }
 
@@ -57,10 +57,17 @@ export function kubeControllerManagerArgs(options: KubeControllerManagerOptions)
 }
 
 /**
- * The line the attach/detach controller logs once its informers have
- * synced; before it, a Pod's volumes may wait for the next full re-scan.
+ * Each controller logs this line once its informers have synced. In v1.36
+ * it names no controller, so readiness is one line per controller run:
+ * before the attach/detach controller's, a Pod may be overlooked until the
+ * next full re-scan.
  */
-const attachDetachSyncedLine = /"Caches are synced" controller="attach detach"|Caches are synced for attach detach/;
+const cachesSyncedLine = /"Caches are synced"/g;
+
+/** controllersSynced counts the controllers whose caches a controller manager's log says have synced. */
+export function controllersSynced(log: string): number {
+  return log.match(cachesSyncedLine)?.length ?? 0;
+}
 
 /**
  * KubeControllerManager is the running process. Its log is the place to
@@ -84,8 +91,8 @@ export class KubeControllerManager implements AsyncDisposable {
 }
 
 /**
- * startKubeControllerManager starts it and resolves once the attach/detach
- * controller's caches have synced. Create the Nodes first: a Pod the
+ * startKubeControllerManager starts it and resolves once both controllers'
+ * caches have synced. Create the Nodes first: a Pod the
  * controller sees before its Node waits for the controller's next re-scan
  * of all Pods (3 minutes).
  */
@@ -93,8 +100,8 @@ export async function startKubeControllerManager(options: KubeControllerManagerO
   const process = spawnManaged({ name: "kube-controller-manager", logDir: options.logDir, command: [options.binary, ...kubeControllerManagerArgs(options)] });
   const manager = new KubeControllerManager(process);
   try {
-    await waitForCondition(() => attachDetachSyncedLine.test(manager.log()), {
-      description: "kube-controller-manager's attach/detach controller to sync its caches",
+    await waitForCondition(() => controllersSynced(manager.log()) >= groundControllers.length, {
+      description: "kube-controller-manager's controllers to sync their caches",
       timeoutMs: options.startTimeoutMs ?? 60_000,
       intervalMs: 100,
       watch: [process],

@@ -163,7 +163,7 @@ describe("kube-controller-manager's attach/detach controller", () => {
     }
   });
 
-  it("attaches an in-tree AWS EBS volume through ebs.csi.aws.com, under the migrated handle, and detaches it", async () => {
+  it("attaches an in-tree AWS EBS volume through ebs.csi.aws.com under the migrated handle, detaches it, and hands the unmarked PV back", async () => {
     const ebsId = "vol-0adc0ebs00000001";
     const pv = rawPersistentVolume("pv-claim-ebs", { awsElasticBlockStore: { volumeID: `aws://us-east-1a/${ebsId}`, fsType: "ext4" } });
     await createBoundClaim("claim-ebs", pv, "pv-claim-ebs");
@@ -183,11 +183,25 @@ describe("kube-controller-manager's attach/detach controller", () => {
       volumeContext: { partition: "0" },
     });
     await waitForNode(nodeC, (volumes) => volumes.includes(attachedVolumeName(ebsDriverName, ebsId)));
+    expect((await admin.get<PersistentVolumeJson>(paths.persistentVolume("pv-claim-ebs"))).metadata.finalizers).toContain(ebs.finalizer);
 
     await deletePod("pod-ebs");
     await waitForVa(vaName, (current) => current === null);
     await waitForNode(nodeC, (volumes) => !volumes.includes(attachedVolumeName(ebsDriverName, ebsId)));
     expect((await callsFor(ebs.driver, "ControllerUnpublishVolume", ebsId)).map((call) => call.code)).toEqual(["OK"]);
+    // The PV binder writes no `pv.kubernetes.io/migrated-to` on a PV made by
+    // hand (only on provisioned ones), and an in-tree PV not marked as
+    // migrated to us is handed back once no VA names it: our finalizer goes
+    // while the PV lives on, unlike a CSI PV's.
+    const released = await admin.waitFor<PersistentVolumeJson & { metadata: { annotations?: Record<string, string> } }>(
+      paths.persistentVolume("pv-claim-ebs"),
+      (current) => !(current?.metadata.finalizers ?? []).includes(ebs.finalizer),
+      30_000,
+    );
+    expect({ finalizers: released?.metadata.finalizers, migratedTo: released?.metadata.annotations?.["pv.kubernetes.io/migrated-to"] }).toEqual({
+      finalizers: ["kubernetes.io/pv-protection"],
+      migratedTo: undefined,
+    });
     // The other attacher never saw a VA of its driver's name for this PV.
     expect(await callsFor(csi.driver, "ControllerPublishVolume", ebsId)).toEqual([]);
   });
