@@ -60,6 +60,9 @@ afterAll(async () => {
 /** createBoundClaim creates PV `pv` and claim `claim` for it, and waits until the PV binder has bound them. */
 async function createBoundClaim(claim: string, pv: KubeObject, pvName: string, accessModes?: readonly string[]): Promise<void> {
   await admin.create(paths.persistentVolumes, pv);
+  // A claim that races the binder's first write to its PV loses on a
+  // conflict and waits for the binder's next full resync (15 s).
+  await admin.waitFor<{ status?: { phase?: string } }>(paths.persistentVolume(pvName), (current) => current?.status?.phase === "Available", 60_000);
   await admin.create(podPaths.claims(namespace), claimFor(claim, pvName, accessModes));
   await admin.waitFor<{ status?: { phase?: string } }>(podPaths.claim(namespace, claim), (pvc) => pvc?.status?.phase === "Bound", 60_000);
 }
