@@ -104,5 +104,7 @@ export type EventJson = {
   reason?: string;
   message?: string;
   type?: string;
+  /** How many times the recorder folded the same event into this one. */
+  count?: number;
   source?: { component?: string };
 };
