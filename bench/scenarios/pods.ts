@@ -17,6 +17,7 @@ import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-con
 import { benchDriverName, benchNodes, forEachLimited, prepareOwnPvs, vaNode, type BenchGround } from "../lib/bench-ground.ts";
 import { attachmentKey, NodeVolumesLog } from "../lib/node-volumes-log.ts";
 import { progress } from "../lib/progress.ts";
+import { percentile } from "../lib/stats.ts";
 import type { MetricSpec, RunResult } from "../lib/results.ts";
 
 export interface PodsParams extends AttacherLimits {
@@ -29,6 +30,8 @@ export interface PodsParams extends AttacherLimits {
 export const podsMetrics: readonly MetricSpec[] = [
   { name: "attachSeconds", unit: "s", better: "lower", description: "first Pod created to the last volume in node.status.volumesAttached" },
   { name: "vaAttachedSeconds", unit: "s", better: "lower", description: "first Pod created to the last of the controller's VAs attached (the attacher's part)" },
+  { name: "vaP50Ms", unit: "ms", better: "lower", description: "median time from the controller's creation of a VA to its attached status (the attacher alone)" },
+  { name: "vaP90Ms", unit: "ms", better: "lower", description: "90th percentile of the same" },
   { name: "detachSeconds", unit: "s", better: "lower", description: "first Pod deleted to the last volume gone from node.status.volumesAttached" },
   { name: "cpuSecondsPer1000", unit: "CPU s", better: "lower", description: "attacher user+sys CPU per 1,000 Pods attached and detached" },
   { name: "peakRssMiB", unit: "MiB", better: "lower", description: "VmHWM at the end of the run" },
@@ -123,6 +126,7 @@ export async function runPods(ctx: BenchContext, binary: AttacherBinary, round: 
     await pollUntil(ctx.ground, log, () => listed() === volumes.length, () => `${label} ${binary.kind}: ${listed()}/${volumes.length} in volumesAttached`, attacher, controllerManager);
     const attachedAt = Math.max(...volumes.map((volume) => log.appearedAt.get(volume.key) ?? t0));
     const vaAttachedAt = Math.max(...volumes.map((volume) => ctx.watch.attachedAt.get(volume.vaName) ?? t0));
+    const vaLatencies = volumes.map((volume) => (ctx.watch.attachedAt.get(volume.vaName) ?? 0) - (ctx.watch.addedAt.get(volume.vaName) ?? 0)).sort((a, b) => a - b);
 
     const d0 = performance.now();
     // Deleted at once (grace period 0), as the kubelet does after unmounting:
@@ -142,6 +146,8 @@ export async function runPods(ctx: BenchContext, binary: AttacherBinary, round: 
       metrics: {
         attachSeconds: round3((attachedAt - t0) / 1000),
         vaAttachedSeconds: round3((vaAttachedAt - t0) / 1000),
+        vaP50Ms: round3(percentile(vaLatencies, 50)),
+        vaP90Ms: round3(percentile(vaLatencies, 90)),
         detachSeconds: round3((detachedAt - d0) / 1000),
         cpuSecondsPer1000: round3((cpu * 1000) / params.pods),
         peakRssMiB: round3(attacher.hwmBytes() / 1048576),
