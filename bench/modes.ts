@@ -9,6 +9,7 @@ import type { ColdStartParams } from "./scenarios/cold-start.ts";
 import type { FairnessParams } from "./scenarios/fairness.ts";
 import type { LatencyParams } from "./scenarios/latency.ts";
 import type { MemoryParams } from "./scenarios/memory.ts";
+import type { PodsParams } from "./scenarios/pods.ts";
 import type { ThroughputParams } from "./scenarios/throughput.ts";
 
 export type ModeName = "full" | "quick" | "smoke";
@@ -17,6 +18,8 @@ export type ModeName = "full" | "quick" | "smoke";
 const defaultLimits = { qps: 5, burst: 10 } as const;
 /** limits high enough that the API client is not the bottleneck */
 const highLimits = { qps: 1000, burst: 2000 } as const;
+/** kube-controller-manager's own limits in the pods scenario: high too, so the attachers differ and not its throttle */
+const controllerLimits = { controllerQps: 1000, controllerBurst: 2000 } as const;
 
 /** Mode lists the scenarios of one size; an absent scenario is skipped. */
 export interface Mode {
@@ -27,6 +30,7 @@ export interface Mode {
   readonly memory?: MemoryParams;
   readonly latency?: LatencyParams;
   readonly fairness?: FairnessParams;
+  readonly pods?: PodsParams;
 }
 
 export const modes: Record<ModeName, Mode> = {
@@ -44,6 +48,7 @@ export const modes: Record<ModeName, Mode> = {
     memory: { foreignPvs: 10_000, ownVas: 1000, workers: 100, ...highLimits },
     latency: { perSecond: 20, seconds: 30, workers: 10, ...highLimits },
     fairness: { backlog: 200, slowMs: 2000, workers: 10, ...highLimits },
+    pods: { pods: 200, workers: 10, ...highLimits, ...controllerLimits },
   },
   quick: {
     rounds: 2,
@@ -56,6 +61,7 @@ export const modes: Record<ModeName, Mode> = {
     memory: { foreignPvs: 2000, ownVas: 200, workers: 100, ...highLimits },
     // No fairness run: it would push quick past three minutes on a busy machine.
     latency: { perSecond: 20, seconds: 5, workers: 10, ...highLimits },
+    pods: { pods: 50, workers: 10, ...highLimits, ...controllerLimits },
   },
   smoke: {
     rounds: 1,
@@ -65,5 +71,6 @@ export const modes: Record<ModeName, Mode> = {
     memory: { foreignPvs: 20, ownVas: 10, workers: 10, ...highLimits },
     latency: { perSecond: 10, seconds: 1, workers: 10, ...highLimits },
     fairness: { backlog: 4, slowMs: 200, workers: 2, ...highLimits },
+    pods: { pods: 4, workers: 10, ...highLimits, ...controllerLimits },
   },
 };

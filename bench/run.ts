@@ -28,6 +28,7 @@ import { formatNumber, renderMarkdown } from "./report/render-markdown.ts";
 import { coldStartMetrics, runColdStart } from "./scenarios/cold-start.ts";
 import { fairnessMetrics, runFairness } from "./scenarios/fairness.ts";
 import { latencyMetrics, runLatency } from "./scenarios/latency.ts";
+import { createBoundClaims, createControllerManagedNodes, podsMetrics, runPods } from "./scenarios/pods.ts";
 import { runLimit } from "./scenarios/limit.ts";
 import { idleMetrics, memoryMetrics, runIdle, runMemory } from "./scenarios/memory.ts";
 import { runThroughput, throughputMetrics } from "./scenarios/throughput.ts";
@@ -41,7 +42,8 @@ const usage = `usage: bun run bench/run.ts [options]
   --driver fake|mock        CSI driver: the fault driver (default) or Kubernetes' mock driver
                             (mock: idle, throughput and limit only)
   --driver-latency-ms N     publish/unpublish latency of the fault driver (default 0)
-  --only a,b                only these scenarios: idle,throughput,limit,cold-start,memory,latency,fairness
+  --only a,b                only these scenarios: idle,throughput,limit,cold-start,memory,latency,fairness,pods
+                            (pods: kube-controller-manager's attach/detach controller drives the attacher)
                             (limit: the bare client next to each throughput cell at high limits)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
   --out DIR                 where reports go (default bench/results, quick/smoke: bench/results/scratch)
@@ -83,7 +85,7 @@ if (driverKind !== "fake" && driverKind !== "mock") {
 }
 /** What Kubernetes' mock driver can run: it has no latency to script, and only the throughput scenario is set up for its volumes. */
 const mockScenarios = ["idle", "throughput", "limit"];
-const allScenarios = ["idle", "throughput", "limit", "cold-start", "memory", "latency", "fairness"];
+const allScenarios = ["idle", "throughput", "limit", "cold-start", "memory", "latency", "fairness", "pods"];
 const onlyNames = opts.only?.split(",");
 const unknownScenario = onlyNames?.find((id) => !allScenarios.includes(id));
 if (unknownScenario !== undefined) {
@@ -240,6 +242,27 @@ try {
       [],
       (b, r) => runFairness(ctx, b, r, params, driverLatencyMs),
     );
+  }
+  // Last: the controller's start-up takes over every VA it finds, so it
+  // runs only once no other scenario makes VAs of its own.
+  if (wanted("pods") && mode.pods !== undefined) {
+    const params = mode.pods;
+    progress(`starting kube-controller-manager, binding ${params.pods} claims`, true);
+    await createControllerManagedNodes(ground.admin);
+    const controllerManager = await ground.cluster.startControllerManager({ kubeApiQps: params.controllerQps, kubeApiBurst: params.controllerBurst });
+    try {
+      await createBoundClaims(ground.admin, params.pods);
+      await runScenario(
+        "pods",
+        `Pods through kube-controller-manager, ${params.pods} Pods`,
+        { ...params, driverLatencyMs },
+        podsMetrics,
+        [],
+        (b, r) => runPods(ctx, b, r, params, controllerManager),
+      );
+    } finally {
+      await controllerManager.stop();
+    }
   }
 } finally {
   await watch.stop();

@@ -4,23 +4,35 @@
  * the sidecar would run. With no kubeconfig it first starts the local test
  * ground (kube-apiserver, etcd and Kubernetes' mock CSI driver, state kept in
  * .cluster/), creates a demo PV and VolumeAttachment, and runs the attacher
- * against it, so a newcomer sees a volume attach with one command.
+ * against it, so a newcomer sees a volume attach with one command. With
+ * --with-controller-manager, kube-controller-manager's attach/detach and PV
+ * binder controllers run too, and a demo Pod's volume is attached the way a
+ * cluster does it: the controller creates the VolumeAttachment, the attacher
+ * attaches it, the controller lists it in the Node's status.
  *
  *   bun run start                                   # local test ground
+ *   bun run start --with-controller-manager         # ... driven by the attach/detach controller
  *   bun run start --kubeconfig=$HOME/.kube/config --csi-address=/run/csi/socket -v=2
  */
 import { $ } from "bun";
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createIfAbsent, localDriverName, localNodeName, startLocalGround } from "../test/cluster/local-ground.ts";
+import { createIfAbsent, localDriverName, localNodeName, startLocalGround, type LocalGround } from "../test/cluster/local-ground.ts";
 import { spawnManaged, stopAllManaged } from "../test/cluster/managed-process.ts";
+import { attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../test/e2e/support/pod-objects.ts";
 
 const root = resolve(import.meta.dir, "..");
 const binary = join(root, "dist/csi-attacher");
-const args = process.argv.slice(2);
+const controllerManagerFlag = "--with-controller-manager";
+const withControllerManager = process.argv.includes(controllerManagerFlag);
+const args = process.argv.slice(2).filter((arg) => arg !== controllerManagerFlag);
 
 await buildIfStale();
 const againstCluster = args.some((arg) => /^--?kubeconfig(=|$)/.test(arg)) || process.env["KUBERNETES_SERVICE_HOST"] !== undefined;
+if (againstCluster && withControllerManager) {
+  console.error(`${controllerManagerFlag} starts a controller manager on the local test ground; a real cluster has its own`);
+  process.exit(2);
+}
 process.exit(againstCluster ? await runAttacher(args) : await runOnLocalGround(args));
 
 /** Rebuilds dist/csi-attacher when any source is newer than it. */
@@ -38,26 +50,15 @@ async function runAttacher(attacherArgs: readonly string[]): Promise<number> {
 }
 
 async function runOnLocalGround(attacherArgs: readonly string[]): Promise<number> {
-  const { cluster, driver, admin } = await startLocalGround(join(root, ".cluster"));
-  await createIfAbsent(admin, "/api/v1/persistentvolumes", {
-    apiVersion: "v1",
-    kind: "PersistentVolume",
-    metadata: { name: "demo-pv" },
-    spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], csi: { driver: localDriverName, volumeHandle: "1" } },
-  });
-  await createIfAbsent(admin, "/apis/storage.k8s.io/v1/volumeattachments", {
-    apiVersion: "storage.k8s.io/v1",
-    kind: "VolumeAttachment",
-    metadata: { name: "demo-va" },
-    spec: { attacher: localDriverName, nodeName: localNodeName, source: { persistentVolumeName: "demo-pv" } },
-  });
+  const ground = await startLocalGround(join(root, ".cluster"));
+  const demo = withControllerManager ? await startPodDemo(ground) : await createVolumeAttachmentDemo(ground);
+  const { cluster, driver } = ground;
   console.log(
     [
       `local test ground up in ${cluster.dir}`,
       `  kubeconfig: ${cluster.kubeconfigPath}`,
       `  driver:     ${driver.name} on ${driver.socket}`,
-      `  demo:       VolumeAttachment demo-va for PersistentVolume demo-pv on ${localNodeName}`,
-      `  watch it:   kubectl --kubeconfig=${cluster.kubeconfigPath} get volumeattachments -w`,
+      ...demo,
       "  try one by hand (in another terminal):",
       `    kubectl --kubeconfig=${cluster.kubeconfigPath} apply -f ${join(root, "deploy/examples/persistent-volume.yaml")} -f ${join(root, "deploy/examples/volume-attachment.yaml")}`,
       `    kubectl --kubeconfig=${cluster.kubeconfigPath} get volumeattachment example-va -o jsonpath='{.status}'`,
@@ -78,4 +79,53 @@ async function runOnLocalGround(attacherArgs: readonly string[]): Promise<number
   await stopAllManaged();
   await cluster.stop();
   return code;
+}
+
+/** createVolumeAttachmentDemo creates a PV and a VA for it by hand, as the attach/detach controller would; returns the banner's lines about it. */
+async function createVolumeAttachmentDemo({ admin, cluster }: LocalGround): Promise<string[]> {
+  await createIfAbsent(admin, "/api/v1/persistentvolumes", {
+    apiVersion: "v1",
+    kind: "PersistentVolume",
+    metadata: { name: "demo-pv" },
+    spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], csi: { driver: localDriverName, volumeHandle: "1" } },
+  });
+  await createIfAbsent(admin, "/apis/storage.k8s.io/v1/volumeattachments", {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "VolumeAttachment",
+    metadata: { name: "demo-va" },
+    spec: { attacher: localDriverName, nodeName: localNodeName, source: { persistentVolumeName: "demo-pv" } },
+  });
+  return [
+    `  demo:       VolumeAttachment demo-va for PersistentVolume demo-pv on ${localNodeName}`,
+    `  watch it:   kubectl --kubeconfig=${cluster.kubeconfigPath} get volumeattachments -w`,
+  ];
+}
+
+/**
+ * startPodDemo starts kube-controller-manager on the ground and gives it a
+ * Pod on node-1 with a claim bound to one of the mock driver's volumes; the
+ * controller creates the VolumeAttachment once the attacher runs. The Node
+ * goes first: the controller overlooks a Pod whose Node it has not seen.
+ */
+async function startPodDemo({ admin, cluster }: LocalGround): Promise<string[]> {
+  await createIfAbsent(admin, podPaths.nodes, controllerManagedNode(localNodeName));
+  await createIfAbsent(admin, podPaths.csiDrivers, attachRequiredCsiDriver(localDriverName));
+  await cluster.startControllerManager();
+  await createIfAbsent(admin, "/api/v1/persistentvolumes", {
+    apiVersion: "v1",
+    kind: "PersistentVolume",
+    metadata: { name: "demo-pod-pv" },
+    // The mock driver starts with volumes "1" to "3"; demo-pv uses "1".
+    spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], csi: { driver: localDriverName, volumeHandle: "2" } },
+  });
+  await createIfAbsent(admin, podPaths.claims("default"), claimFor("demo-claim", "demo-pod-pv"));
+  await createIfAbsent(admin, podPaths.pods("default"), podOnNode("demo-pod", localNodeName, ["demo-claim"]));
+  const kubectl = `kubectl --kubeconfig=${cluster.kubeconfigPath}`;
+  return [
+    `  controller: kube-controller-manager (attach/detach, PV binder); its log: ${join(cluster.dir, "logs", "kube-controller-manager.stderr.log")}`,
+    `  demo:       Pod demo-pod on ${localNodeName} with claim demo-claim (PersistentVolume demo-pod-pv)`,
+    `  watch it:   ${kubectl} get volumeattachments -w`,
+    `              ${kubectl} get node ${localNodeName} -o jsonpath='{.status.volumesAttached}'`,
+    `  detach it:  ${kubectl} delete pod demo-pod --grace-period=0 --force`,
+  ];
 }

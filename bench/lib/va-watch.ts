@@ -26,6 +26,8 @@ interface WatchEvent {
 
 /** VaWatch is a running watch; times are performance.now() milliseconds. */
 export class VaWatch {
+  /** First time each VA was seen (its ADDED event, for one created while watched). */
+  readonly addedAt = new Map<string, number>();
   /** First time each VA was seen with status.attached true. */
   readonly attachedAt = new Map<string, number>();
   /** Time each VA's DELETED event arrived. */
@@ -55,6 +57,7 @@ export class VaWatch {
 
   /** forget clears the recorded times (not the set of present VAs) before a new measurement. */
   forget(): void {
+    this.addedAt.clear();
     this.attachedAt.clear();
     this.goneAt.clear();
   }
@@ -131,6 +134,7 @@ export class VaWatch {
       return;
     }
     this.present.add(name);
+    if (!this.addedAt.has(name)) this.addedAt.set(name, now);
     if (va.status?.attached === true && !this.attachedAt.has(name)) this.attachedAt.set(name, now);
   }
 

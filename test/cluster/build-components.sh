@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build-components.sh builds the real Go components the test ground runs
-# (kube-apiserver, etcd, the upstream CSI mock driver) and the tools its
+# (kube-apiserver, kube-controller-manager, etcd, the upstream CSI mock
+# driver) and the tools its
 # tests check with (Prometheus' promtool) from their Go modules,
 # pinned, into a cache directory outside the repository keyed by version, so
 # a warm machine never rebuilds. Prints nothing but progress on stderr; the
@@ -85,6 +86,10 @@ kubernetes_replaces() {
 here=$(cd "$(dirname "$0")" && pwd)
 k8s_replaces=$(kubernetes_replaces)
 build_in_wrapper kube-apiserver "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$k8s_replaces"
+# kube-controller-manager runs the attach/detach controller, the attacher's
+# real client, in the controller-driven tests; same module graph, so it
+# reuses kube-apiserver's build cache (a minute or two on top of it).
+build_in_wrapper kube-controller-manager "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_replaces"
 build_in_wrapper etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3
 # Kubernetes' mock CSI driver lives in the kubernetes module (test/e2e), so it
 # shares kube-apiserver's module graph and most of its build cache.
@@ -102,7 +107,7 @@ if [ "${BUILD_COMPONENTS_GO_ATTACHER:-}" = 1 ]; then
 fi
 
 if [ "${BUILD_COMPONENTS_PRINT:-}" = paths ]; then
-  for name in kube-apiserver etcd mock-csi-driver promtool ${built_paths[go-attacher]:+go-attacher}; do printf '%s=%s\n' "$name" "${built_paths[$name]}"; done
+  for name in kube-apiserver kube-controller-manager etcd mock-csi-driver promtool ${built_paths[go-attacher]:+go-attacher}; do printf '%s=%s\n' "$name" "${built_paths[$name]}"; done
 else
   echo "$bin_dir"
 fi

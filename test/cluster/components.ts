@@ -9,6 +9,8 @@ import { join } from "node:path";
 /** ComponentPaths are absolute paths of the built, executable components. */
 export interface ComponentPaths {
   readonly kubeApiserver: string;
+  /** Runs the attach/detach and PV binder controllers in the controller-driven tests. */
+  readonly kubeControllerManager: string;
   readonly etcd: string;
   readonly mockCsiDriver: string;
   /** Prometheus' promtool, for `promtool check metrics`. */
@@ -20,6 +22,7 @@ const scriptPath = join(import.meta.dir, "build-components.sh");
 /** The script's component names, mapped to the fields they fill. */
 const fieldsByName = {
   "kube-apiserver": "kubeApiserver",
+  "kube-controller-manager": "kubeControllerManager",
   etcd: "etcd",
   "mock-csi-driver": "mockCsiDriver",
   promtool: "promtool",
@@ -68,13 +71,13 @@ function parsePaths(stdout: string): ComponentPaths {
     if (!Object.hasOwn(fieldsByName, name)) continue;
     found[fieldsByName[name as keyof typeof fieldsByName]] = line.slice(eq + 1).trim();
   }
-  const { kubeApiserver, etcd, mockCsiDriver, promtool } = found;
-  if (kubeApiserver === undefined || etcd === undefined || mockCsiDriver === undefined || promtool === undefined) {
+  const { kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool } = found;
+  if (kubeApiserver === undefined || kubeControllerManager === undefined || etcd === undefined || mockCsiDriver === undefined || promtool === undefined) {
     throw new Error(`${scriptPath} did not print a path for every component; stdout was:\n${stdout}`);
   }
-  for (const path of [kubeApiserver, etcd, mockCsiDriver, promtool]) {
+  for (const path of [kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool]) {
     // Fail here, naming the file, rather than later with a bare ENOENT from spawn.
     accessSync(path, constants.X_OK);
   }
-  return { kubeApiserver, etcd, mockCsiDriver, promtool };
+  return { kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool };
 }

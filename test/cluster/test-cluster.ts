@@ -1,6 +1,7 @@
 /**
  * The real test ground: one etcd and one kube-apiserver on loopback, with no
- * controller-manager, scheduler or kubelet. Everything the attacher sees
+ * scheduler or kubelet, and a kube-controller-manager only on request
+ * ({@link TestCluster.startControllerManager}). Everything the attacher sees
  * (VolumeAttachments, PVs, CSINodes, Leases) is stored and validated by the
  * real apiserver, so API semantics in tests are the real ones.
  */
@@ -10,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ensureComponents, type ComponentPaths } from "./components.ts";
 import { freeLoopbackPorts } from "./free-ports.ts";
+import { startKubeControllerManager, type KubeControllerManager, type KubeControllerManagerOptions } from "./kube-controller-manager.ts";
 import { errorMessage, onProcessExit, spawnManaged, waitForCondition, type ManagedProcess } from "./managed-process.ts";
 
 /** Options of {@link startTestCluster}. */
@@ -60,6 +62,8 @@ export class TestCluster implements AsyncDisposable {
   #processes: readonly ManagedProcess[];
   readonly #apiserverCommand: readonly string[];
   readonly #logDir: string;
+  readonly #components: ComponentPaths;
+  #controllerManager: KubeControllerManager | undefined;
   /** How long this start took, for reports and `cluster:up`'s banner. */
   readonly startupMs: StartupTimings;
   readonly #removeDirOnStop: boolean;
@@ -76,6 +80,7 @@ export class TestCluster implements AsyncDisposable {
     processes: readonly ManagedProcess[];
     apiserverCommand: readonly string[];
     logDir: string;
+    components: ComponentPaths;
     startupMs: StartupTimings;
     removeDirOnStop: boolean;
   }) {
@@ -88,6 +93,7 @@ export class TestCluster implements AsyncDisposable {
     this.#processes = fields.processes;
     this.#apiserverCommand = fields.apiserverCommand;
     this.#logDir = fields.logDir;
+    this.#components = fields.components;
     this.startupMs = fields.startupMs;
     this.#removeDirOnStop = fields.removeDirOnStop;
     // Only a temp dir we made is ours to delete when the test process dies.
@@ -96,11 +102,13 @@ export class TestCluster implements AsyncDisposable {
   }
 
   /**
-   * Stops the apiserver, then etcd (the apiserver would log etcd errors all
-   * through its own shutdown otherwise), and removes a temp dir. Idempotent.
+   * Stops the controller manager if one runs, the apiserver, then etcd (a
+   * client would log errors all through its server's shutdown otherwise),
+   * and removes a temp dir. Idempotent.
    */
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
+      await this.#controllerManager?.stop();
       for (const child of this.processes) await child.stop();
       if (this.#removeDirOnStop) rmSync(this.dir, { recursive: true, force: true });
       this.#unregisterExitHook();
@@ -110,6 +118,24 @@ export class TestCluster implements AsyncDisposable {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
+  }
+
+  /**
+   * startControllerManager starts kube-controller-manager's attach/detach
+   * and PV binder controllers against this apiserver with the admin
+   * kubeconfig, and resolves once they are ready. Create the Nodes the
+   * tests' Pods run on first (see startKubeControllerManager). One per
+   * cluster; stop() ends it before the apiserver.
+   */
+  async startControllerManager(options: Pick<KubeControllerManagerOptions, "kubeApiQps" | "kubeApiBurst" | "startTimeoutMs"> = {}): Promise<KubeControllerManager> {
+    if (this.#controllerManager?.process.running === true) throw new Error("this test cluster already runs a kube-controller-manager");
+    this.#controllerManager = await startKubeControllerManager({
+      ...options,
+      binary: this.#components.kubeControllerManager,
+      kubeconfig: this.kubeconfigPath,
+      logDir: this.#logDir,
+    });
+    return this.#controllerManager;
   }
 
   /**
@@ -220,6 +246,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       processes: started,
       apiserverCommand,
       logDir: layout.logs,
+      components,
       startupMs: { etcd: Math.round(etcdReady - t0), apiserver: Math.round(apiserverReady - etcdReady) },
       removeDirOnStop: ownsDir,
     });

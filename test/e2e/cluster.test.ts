@@ -101,12 +101,13 @@ describe("test cluster", () => {
 });
 
 describe("test cluster lifecycle", () => {
-  it("leaves no etcd or kube-apiserver process and no temp dir after stop()", async () => {
+  it("leaves no etcd, kube-apiserver or kube-controller-manager process and no temp dir after stop()", async () => {
     const own = await startTestCluster({ components });
-    const pids = own.processes.map((child) => child.pid);
-    expect(pids.map(isAlive)).toEqual([true, true]);
+    const controllerManager = await own.startControllerManager();
+    const pids = [...own.processes, controllerManager.process].map((child) => child.pid);
+    expect(pids.map(isAlive)).toEqual([true, true, true]);
     await own.stop();
-    expect({ alive: pids.map(isAlive), dirExists: existsSync(own.dir) }).toEqual({ alive: [false, false], dirExists: false });
+    expect({ alive: pids.map(isAlive), dirExists: existsSync(own.dir) }).toEqual({ alive: [false, false, false], dirExists: false });
   });
 
   it("keeps objects and the admin token when restarted in the same dir", async () => {

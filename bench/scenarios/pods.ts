@@ -1,0 +1,181 @@
+/**
+ * Scenario 8, pods: the attacher under its real client. kube-controller-
+ * manager's attach/detach controller turns N Pods (created at once, each
+ * with its own bound claim, spread over the nodes) into VolumeAttachments;
+ * measured is the time until every volume is listed in its Node's
+ * `status.volumesAttached` (what a kubelet waits for before mounting), and
+ * after the Pods are deleted, until none is. The controller polls a VA's
+ * status from 0.5 s on (x1.05 a poll), so its own pace is part of both
+ * numbers; the VA-attached time beside them is the attacher's part alone.
+ */
+import type { AdminClient } from "../../test/cluster/admin-client.ts";
+import type { KubeControllerManager } from "../../test/cluster/kube-controller-manager.ts";
+import { attachedVolumeName, attachmentName, attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../../test/e2e/support/pod-objects.ts";
+import { paths, persistentVolume } from "../../test/e2e/support/objects.ts";
+import type { AttacherBinary, RunningAttacher } from "../lib/attacher-under-test.ts";
+import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
+import { benchDriverName, benchNodes, forEachLimited, prepareOwnPvs, vaNode, type BenchGround } from "../lib/bench-ground.ts";
+import { attachmentKey, NodeVolumesLog } from "../lib/node-volumes-log.ts";
+import { progress } from "../lib/progress.ts";
+import { percentile } from "../lib/stats.ts";
+import type { MetricSpec, RunResult } from "../lib/results.ts";
+
+export interface PodsParams extends AttacherLimits {
+  readonly pods: number;
+  /** kube-controller-manager's own --kube-api-qps/burst: high, so that its client throttle is not what is measured. */
+  readonly controllerQps: number;
+  readonly controllerBurst: number;
+}
+
+export const podsMetrics: readonly MetricSpec[] = [
+  { name: "attachSeconds", unit: "s", better: "lower", description: "first Pod created to the last volume in node.status.volumesAttached" },
+  { name: "vaAttachedSeconds", unit: "s", better: "lower", description: "first Pod created to the last of the controller's VAs attached (the attacher's part)" },
+  { name: "vaP50Ms", unit: "ms", better: "lower", description: "median time from the controller's creation of a VA to its attached status (the attacher alone)" },
+  { name: "vaP90Ms", unit: "ms", better: "lower", description: "90th percentile of the same" },
+  { name: "detachSeconds", unit: "s", better: "lower", description: "first Pod deleted to the last volume gone from node.status.volumesAttached" },
+  { name: "cpuSecondsPer1000", unit: "CPU s", better: "lower", description: "attacher user+sys CPU per 1,000 Pods attached and detached" },
+  { name: "peakRssMiB", unit: "MiB", better: "lower", description: "VmHWM at the end of the run" },
+];
+
+const namespace = "default";
+const claimName = (i: number) => `bench-claim-${String(i).padStart(6, "0")}`;
+const podPvName = (i: number) => `bench-pod-pv-${String(i).padStart(6, "0")}`;
+const podVolumeHandle = (i: number) => `pod-vol-${i}`;
+/** Requests kept in flight when creating or deleting in bulk, as bench-ground's helpers do. */
+const bulkConcurrency = 32;
+
+/** One Pod's volume, as the controller and the Node name it. */
+interface PodVolume {
+  readonly node: string;
+  readonly vaName: string;
+  /** attachmentKey of the volume on its node, for the NodeVolumesLog. */
+  readonly key: string;
+}
+
+function podVolume(i: number): PodVolume {
+  const node = vaNode(i);
+  return { node, vaName: attachmentName(podVolumeHandle(i), benchDriverName, node), key: attachmentKey(node, attachedVolumeName(benchDriverName, podVolumeHandle(i))) };
+}
+
+/**
+ * createControllerManagedNodes makes what the controller must see before it
+ * starts: the bench's Nodes, annotated as controller-managed (a Pod seen
+ * before its Node waits for a 3-minute re-scan), and the CSIDriver saying
+ * the bench driver's volumes need attaching.
+ */
+export async function createControllerManagedNodes(admin: AdminClient): Promise<void> {
+  for (const node of benchNodes) await admin.create(podPaths.nodes, controllerManagedNode(node));
+  await admin.create(podPaths.csiDrivers, attachRequiredCsiDriver(benchDriverName));
+}
+
+/**
+ * createBoundClaims creates `count` PVs and claims naming them, and waits
+ * until the controller manager's PV binder has bound every one (so call it
+ * once the controller manager runs).
+ */
+export async function createBoundClaims(admin: AdminClient, count: number): Promise<void> {
+  const indexes = Array.from({ length: count }, (_, i) => i);
+  // Every PV Available before any claim: a bind that races the binder's own
+  // phase write to the PV loses on a conflict and waits for the binder's
+  // next full resync (15 s). Every PV, not only these: the binder's first
+  // pass over the other scenarios' PVs (thousands in the full run) must not
+  // load the apiserver under the runs either.
+  await forEachLimited(indexes, bulkConcurrency, async (i) => {
+    await admin.create(paths.persistentVolumes, persistentVolume(podPvName(i), { driver: benchDriverName, volumeHandle: podVolumeHandle(i) }));
+  });
+  await waitForEvery(admin, paths.persistentVolumes, ["Available", "Bound"]);
+  await forEachLimited(indexes, bulkConcurrency, async (i) => {
+    await admin.create(podPaths.claims(namespace), claimFor(claimName(i), podPvName(i)));
+  });
+  await waitForEvery(admin, podPaths.claims(namespace), ["Bound"]);
+}
+
+/** waitForEvery waits until every object of the collection at `path` is in one of `phases`. */
+async function waitForEvery(admin: AdminClient, path: string, phases: readonly string[]): Promise<void> {
+  const deadline = performance.now() + 300_000;
+  for (;;) {
+    const { items } = await admin.list<{ status?: { phase?: string } }>(path);
+    const done = items.filter((item) => phases.includes(item.status?.phase ?? "")).length;
+    if (done === items.length) return;
+    if (performance.now() > deadline) throw new Error(`only ${done}/${items.length} of ${path} ${phases.join(" or ")} after 300 s: is the PV binder running?`);
+    progress(`pods: ${done}/${items.length} of ${path} ${phases.join(" or ")}`);
+    await Bun.sleep(100);
+  }
+}
+
+/** runPods runs one attacher through one create-all/delete-all cycle of Pods. */
+export async function runPods(ctx: BenchContext, binary: AttacherBinary, round: number, params: PodsParams, controllerManager: KubeControllerManager): Promise<RunResult> {
+  const label = `pods-r${round}`;
+  // Every run pays the PV finalizer writes, as in the other scenarios.
+  await prepareOwnPvs(ctx.ground, ctx.ownPvs.count, ctx.ownPvs);
+  const volumes = Array.from({ length: params.pods }, (_, i) => podVolume(i));
+  const podNames = volumes.map((_, i) => `${label}-${binary.kind}-${i}`);
+  const log = new NodeVolumesLog();
+  await log.poll(ctx.ground.admin);
+  const attacher = ctx.start(binary, label, params);
+  try {
+    await attacher.waitReady();
+    ctx.watch.forget();
+    log.forget();
+    const cpuStart = attacher.cpuSeconds();
+    const t0 = performance.now();
+    await forEachLimited(podNames, bulkConcurrency, async (name, i) => {
+      await ctx.ground.admin.create(podPaths.pods(namespace), podOnNode(name, volumes[i]?.node ?? "", [claimName(i)]));
+    });
+    const listed = () => volumes.filter((volume) => log.isListed(volume.key)).length;
+    await pollUntil(ctx.ground, log, () => listed() === volumes.length, () => `${label} ${binary.kind}: ${listed()}/${volumes.length} in volumesAttached`, attacher, controllerManager);
+    const attachedAt = Math.max(...volumes.map((volume) => log.appearedAt.get(volume.key) ?? t0));
+    const vaAttachedAt = Math.max(...volumes.map((volume) => ctx.watch.attachedAt.get(volume.vaName) ?? t0));
+    const vaLatencies = volumes.map((volume) => (ctx.watch.attachedAt.get(volume.vaName) ?? 0) - (ctx.watch.addedAt.get(volume.vaName) ?? 0)).sort((a, b) => a - b);
+
+    const d0 = performance.now();
+    // Deleted at once (grace period 0), as the kubelet does after unmounting:
+    // the Pods are gone and the next run's may take their claims.
+    await forEachLimited(podNames, bulkConcurrency, async (name) => {
+      await ctx.ground.admin.request("DELETE", podPaths.pod(namespace, name), { gracePeriodSeconds: 0 });
+    });
+    await pollUntil(ctx.ground, log, () => listed() === 0, () => `${label} ${binary.kind}: ${listed()}/${volumes.length} still in volumesAttached`, attacher, controllerManager);
+    const detachedAt = Math.max(...volumes.map((volume) => log.leftAt.get(volume.key) ?? d0));
+    const vaNames = volumes.map((volume) => volume.vaName);
+    // The next run starts with no VA left, or it would find them attached.
+    await ctx.waitFor(`${label}: VAs gone`, () => ctx.watch.countGone(vaNames) === vaNames.length, () => `${label} ${binary.kind}: VAs gone ${ctx.watch.countGone(vaNames)}/${vaNames.length}`, 120_000, attacher);
+    const cpu = attacher.cpuSeconds() - cpuStart;
+    return {
+      kind: binary.kind,
+      round,
+      metrics: {
+        attachSeconds: round3((attachedAt - t0) / 1000),
+        vaAttachedSeconds: round3((vaAttachedAt - t0) / 1000),
+        vaP50Ms: round3(percentile(vaLatencies, 50)),
+        vaP90Ms: round3(percentile(vaLatencies, 90)),
+        detachSeconds: round3((detachedAt - d0) / 1000),
+        cpuSecondsPer1000: round3((cpu * 1000) / params.pods),
+        peakRssMiB: round3(attacher.hwmBytes() / 1048576),
+      },
+    };
+  } finally {
+    await attacher.stop();
+  }
+}
+
+/** pollUntil reads the Nodes every 50 ms until `done`, failing after 5 minutes or if the attacher or the controller dies. */
+async function pollUntil(
+  ground: BenchGround,
+  log: NodeVolumesLog,
+  done: () => boolean,
+  status: () => string,
+  attacher: RunningAttacher,
+  controllerManager: KubeControllerManager,
+): Promise<void> {
+  const deadline = performance.now() + 300_000;
+  for (;;) {
+    await log.poll(ground.admin);
+    if (done()) return;
+    for (const process of [attacher.process, controllerManager.process]) {
+      if (!process.running) throw new Error(`${process.name} ${process.exitDescription ?? "exited"} during ${status()}:\n${process.stderrTail()}`);
+    }
+    if (performance.now() > deadline) throw new Error(`timed out after 300 s: ${status()}`);
+    progress(status());
+    await Bun.sleep(50);
+  }
+}
