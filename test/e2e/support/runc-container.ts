@@ -37,6 +37,9 @@ export interface MemoryUse {
   readonly maxUsageBytes: number;
   readonly failCount: number;
   readonly oomKills: number;
+  /** Now, from memory.stat: anonymous memory and page cache (the binary's pages it read are cache). */
+  readonly rssBytes: number;
+  readonly cacheBytes: number;
 }
 
 /** Options of {@link RuncContainer.start}. */
@@ -99,8 +102,15 @@ export class RuncContainer implements AsyncDisposable {
     if (this.cgroupsPath === undefined) throw new Error(`container ${this.id} has no cgroupsPath`);
     const dir = join(memoryCgroupRoot, this.cgroupsPath);
     const number = (file: string) => Number(readFileSync(join(dir, file), "utf8").trim());
-    const oomKills = Number(/^oom_kill (\d+)$/m.exec(readFileSync(join(dir, "memory.oom_control"), "utf8"))?.[1] ?? 0);
-    return { limitBytes: number("memory.limit_in_bytes"), maxUsageBytes: number("memory.max_usage_in_bytes"), failCount: number("memory.failcnt"), oomKills };
+    const field = (file: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(readFileSync(join(dir, file), "utf8"))?.[1] ?? Number.NaN);
+    return {
+      limitBytes: number("memory.limit_in_bytes"),
+      maxUsageBytes: number("memory.max_usage_in_bytes"),
+      failCount: number("memory.failcnt"),
+      oomKills: field("memory.oom_control", "oom_kill"),
+      rssBytes: field("memory.stat", "total_rss"),
+      cacheBytes: field("memory.stat", "total_cache"),
+    };
   }
 
   /** delete removes the container's state; runc run already did for a container that exited. */
