@@ -68,14 +68,15 @@ export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-/** verifyPinnedChecksum throws a PinError unless `bytes` are the .deb `pin` names. */
-export function verifyPinnedChecksum(pin: PinnedPackage, bytes: Uint8Array): void {
+/** verifyPinnedChecksum throws a PinError unless `bytes` (read from `source`) are the .deb `pin` names. */
+export function verifyPinnedChecksum(pin: PinnedPackage, bytes: Uint8Array, source = "the downloaded file"): void {
   const actual = sha256Hex(bytes);
   if (actual !== pin.sha256) {
     throw new PinError(
       pin.name,
-      `${pin.name} ${pin.version} (${pin.architecture}) has sha256 ${actual}, but ${packageLockPath} pins ${pin.sha256}: the archive served a different file under the same version; ` +
-        `do not build on it until you know why; ${updatePinsAdvice}`,
+      `${pin.name} ${pin.version} (${pin.architecture}) has sha256 ${actual} in ${source}, but ${packageLockPath} pins ${pin.sha256}: ` +
+        `either the lock entry was edited, the file is damaged (delete it to download it again), or the archive serves another file under the same version; ` +
+        `do not build on it until you know which; ${updatePinsAdvice}`,
     );
   }
 }
@@ -83,6 +84,21 @@ export function verifyPinnedChecksum(pin: PinnedPackage, bytes: Uint8Array): voi
 /** debFileName is the cache's name for a pinned .deb (an epoch's ":" spelled as apt spells it in file names). */
 function debFileName(pin: PinnedPackage): string {
   return `${pin.name}_${pin.version.replace(":", "%3a")}_${pin.architecture}.deb`;
+}
+
+/**
+ * downloadWithFreshLists runs `apt-get download`; when that fails and this
+ * process is root, it fetches the package lists once (a fresh machine has
+ * none, an old one stale ones) and tries again.
+ */
+function downloadWithFreshLists(spec: string, cwd: string): void {
+  try {
+    runTool(["apt-get", "download", "-q", spec], { cwd });
+  } catch (e: unknown) {
+    if (!(e instanceof ToolError) || process.getuid?.() !== 0) throw e;
+    runTool(["apt-get", "update", "-q"]);
+    runTool(["apt-get", "download", "-q", spec], { cwd });
+  }
 }
 
 /**
@@ -100,7 +116,7 @@ export function fetchPinnedPackage(pin: PinnedPackage, cacheDir: string): string
     try {
       const spec = `${pin.name}${pin.architecture === "all" ? "" : `:${pin.architecture}`}=${pin.version}`;
       try {
-        runTool(["apt-get", "download", "-q", spec], { cwd: scratch });
+        downloadWithFreshLists(spec, scratch);
       } catch (e: unknown) {
         if (!(e instanceof ToolError)) throw e;
         throw new PinError(
@@ -112,13 +128,13 @@ export function fetchPinnedPackage(pin: PinnedPackage, cacheDir: string): string
       }
       const [written] = readdirSync(scratch).filter((file) => file.endsWith(".deb"));
       if (written === undefined) throw new PinError(pin.name, `apt-get download ${spec} succeeded but wrote no .deb`);
-      verifyPinnedChecksum(pin, readFileSync(join(scratch, written)));
+      verifyPinnedChecksum(pin, readFileSync(join(scratch, written)), `apt-get's download ${written}`);
       renameSync(join(scratch, written), cached);
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
   }
-  verifyPinnedChecksum(pin, readFileSync(cached));
+  verifyPinnedChecksum(pin, readFileSync(cached), cached);
   return cached;
 }
 

@@ -37,7 +37,7 @@ describe("pinned base packages", () => {
   it("fails a checksum mismatch naming both sums and how to update the pins", () => {
     const bytes = new TextEncoder().encode("not the pinned deb");
     const error = pinError(() => verifyPinnedChecksum(libc6, bytes));
-    expect(error.message).toStartWith(`libc6 2.36-9+deb12u14 (amd64) has sha256 ${sha256Hex(bytes)}, but ${packageLockPath} pins ${"a".repeat(64)}`);
+    expect(error.message).toStartWith(`libc6 2.36-9+deb12u14 (amd64) has sha256 ${sha256Hex(bytes)} in the downloaded file, but ${packageLockPath} pins ${"a".repeat(64)}`);
     expect(error.message).toEndWith(updatePinsAdvice);
     expect(() => verifyPinnedChecksum({ ...libc6, sha256: sha256Hex(bytes) }, bytes)).not.toThrow();
   });
