@@ -61,7 +61,7 @@ function build(): void {
 
   let binary = options.binary;
   if (binary === undefined) {
-    runTool([process.execPath, "run", "scripts/build.ts"], { env: { ATTACHER_OUTFILE: "dist/csi-attacher" } });
+    console.log(runTool([process.execPath, "run", "scripts/build.ts"], { env: { ATTACHER_OUTFILE: "dist/csi-attacher" } }).trim());
     binary = "dist/csi-attacher";
   }
   if (!existsSync(binary)) throw new ImageBuildError(`${binary} does not exist: run \`bun run build\`, or leave out --binary`);

