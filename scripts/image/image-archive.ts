@@ -31,8 +31,8 @@ const indexSchema = v.looseObject({ manifests: v.array(descriptorSchema) });
 const manifestSchema = v.looseObject({ config: descriptorSchema, layers: v.array(descriptorSchema) });
 
 /** The annotations that name an image in an OCI layout's index. */
-export const refNameAnnotation = "org.opencontainers.image.ref.name";
-export const containerdNameAnnotation = "io.containerd.image.name";
+const refNameAnnotation = "org.opencontainers.image.ref.name";
+const containerdNameAnnotation = "io.containerd.image.name";
 
 /** DockerManifestEntry is one image of Docker's manifest.json. */
 export interface DockerManifestEntry {
@@ -42,7 +42,7 @@ export interface DockerManifestEntry {
 }
 
 /** blobPath is where a layout stores the blob of `digest`. */
-export function blobPath(digest: string): string {
+function blobPath(digest: string): string {
   return `blobs/${digest.replace(":", "/")}`;
 }
 

@@ -64,10 +64,8 @@ const deploymentSchema = v.looseObject({
 });
 
 export type Deployment = v.InferOutput<typeof deploymentSchema>;
-export type PodSpec = v.InferOutput<typeof podSpecSchema>;
 export type ContainerSpec = v.InferOutput<typeof containerSchema>;
 export type EnvVar = v.InferOutput<typeof envVarSchema>;
-export type VolumeMount = NonNullable<ContainerSpec["volumeMounts"]>[number];
 export type Probe = v.InferOutput<typeof probeSchema>;
 
 /** parseDeployment reads a Deployment manifest's text, or throws a ManifestError naming the field that does not fit. */
