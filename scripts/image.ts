@@ -57,7 +57,7 @@ function build(): void {
   }
   const lock = parsePackageLock(readFileSync(packageLockPath, "utf8"));
   const debOf = (name: string) => fetchPinnedPackage(pinFor(lock, name, architecture), debCache);
-  const debs = { libc6: debOf("libc6"), caCertificates: debOf("ca-certificates") };
+  const debs = { baseFiles: debOf("base-files"), libc6: debOf("libc6"), caCertificates: debOf("ca-certificates") };
 
   let binary = options.binary;
   if (binary === undefined) {
@@ -82,7 +82,7 @@ function build(): void {
     chmodSync(join(app, "csi-attacher"), 0o755);
     writeReproducibleTar({ root: app, file: join(work, "app.tar"), mtime: epoch });
 
-    const pins = ["libc6", "ca-certificates"].map((name) => pinFor(lock, name, architecture)).map((pin) => `${pin.name} ${pin.version}`);
+    const pins = basePackages.map((name) => pinFor(lock, name, architecture)).map((pin) => `${pin.name} ${pin.version}`);
     const layout = join(work, "layout");
     writeOciLayout({
       layout,

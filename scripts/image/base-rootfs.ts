@@ -16,6 +16,11 @@
  *   2.36 has built in (files, dns), since the `compat` that distroless names
  *   needs libnss_compat for nothing we look up.
  * - /tmp (1777), /root (0700) and nonroot's home (0700, owned by 65532).
+ * - From `base-files`: /etc/os-release and /etc/debian_version, and for each
+ *   package a record in /var/lib/dpkg/status.d/ (its control fields), as
+ *   distroless writes them: image scanners read both to find the Debian
+ *   release and the glibc version to match against advisories. These are
+ *   data; there is no dpkg to read them.
  *
  * There is no shell, no coreutils and no package manager: nothing here can
  * run but the loader.
@@ -26,7 +31,7 @@ import { caBundle } from "./ca-bundle";
 import { runTool } from "./run-tool";
 
 /** The Debian packages the base is made of; deploy/image/base-packages.lock.json pins each. */
-export const basePackages: readonly string[] = ["ca-certificates", "libc6"];
+export const basePackages: readonly string[] = ["base-files", "ca-certificates", "libc6"];
 
 /** The uid and gid of distroless's `nonroot`, which the image runs as. */
 export const nonrootId = 65532;
@@ -40,6 +45,7 @@ const nsswitch = ["passwd: files", "group: files", "shadow: files", "hosts: file
 
 /** The .deb files the base is made of, already verified against their pins. */
 export interface BaseDebs {
+  readonly baseFiles: string;
   readonly libc6: string;
   readonly caCertificates: string;
 }
@@ -68,6 +74,7 @@ function makeDir(path: string, mode: number): void {
 export function stageBaseRootfs(root: string, debs: BaseDebs, scratch: string): void {
   const libc = extractDeb(debs.libc6, scratch);
   const ca = extractDeb(debs.caCertificates, scratch);
+  const base = extractDeb(debs.baseFiles, scratch);
   try {
     chmodSync(root, 0o755);
     for (const dir of ["lib", "lib64"]) {
@@ -87,9 +94,18 @@ export function stageBaseRootfs(root: string, debs: BaseDebs, scratch: string): 
     makeDir(join(root, "root"), 0o700);
     makeDir(join(root, "home"), 0o755);
     makeDir(join(root, "home/nonroot"), 0o700);
-    for (const dir of ["usr", "usr/share", "usr/share/doc", "etc", "etc/ssl"]) chmodSync(join(root, dir), 0o755);
+    makeDir(join(root, "usr/lib"), 0o755);
+    cpSync(join(base, "usr/lib/os-release"), join(root, "usr/lib/os-release"));
+    cpSync(join(base, "etc/os-release"), join(root, "etc/os-release"), { verbatimSymlinks: true });
+    cpSync(join(base, "etc/debian_version"), join(root, "etc/debian_version"));
+    makeDir(join(root, "usr/share/doc/base-files"), 0o755);
+    cpSync(join(base, "usr/share/doc/base-files/copyright"), join(root, "usr/share/doc/base-files/copyright"));
+    makeDir(join(root, "var/lib/dpkg/status.d"), 0o755);
+    for (const [name, deb] of [["base-files", debs.baseFiles], ["ca-certificates", debs.caCertificates], ["libc6", debs.libc6]] as const) {
+      writeFileWithMode(join(root, "var/lib/dpkg/status.d", name), runTool(["dpkg-deb", "--field", deb]), 0o644);
+    }
+    for (const dir of ["usr", "usr/share", "usr/share/doc", "etc", "etc/ssl", "var", "var/lib", "var/lib/dpkg"]) chmodSync(join(root, dir), 0o755);
   } finally {
-    rmSync(libc, { recursive: true, force: true });
-    rmSync(ca, { recursive: true, force: true });
+    for (const dir of [libc, ca, base]) rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -3,7 +3,9 @@ import { X509Certificate, createHash } from "node:crypto";
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { imageName, parseVersionLine, qualifiedImageName } from "../../scripts/image/image-identity";
+import { basePackages } from "../../scripts/image/base-rootfs";
+import { imageName, ociArchitecture, parseVersionLine, qualifiedImageName } from "../../scripts/image/image-identity";
+import { packageLockPath, parsePackageLock, pinFor } from "../../scripts/image/pinned-packages";
 import { attacherBinary } from "./support/attacher-process";
 import { attacherContainer, readDeployment } from "./support/deployment-manifest";
 import { buildSidecarImage, imageConfigOf, imageGroundProblem, run, skopeoInspect, unpackImage, type UnpackedImage } from "./support/sidecar-image";
@@ -87,7 +89,9 @@ describe("bun run image", () => {
     // Anything executable that is not a shared library (the loader and libc are both).
     const programs = files.filter((file) => file.isFile && (file.mode & 0o111) !== 0 && !/\.so(\.\d+)*$/.test(file.path)).map((file) => file.path);
     expect(programs).toEqual(["csi-attacher"]);
-    expect(names.filter((path) => /(^|\/)(sh|bash|dash|busybox|dpkg|dpkg-deb|apt|apt-get|apt-cache|perl|python3?)$/.test(path) || /^(usr\/)?s?bin(\/|$)/.test(path))).toEqual([]);
+    const nonDirectories = files.filter((file) => !file.isDir).map((file) => file.path);
+    expect(nonDirectories.filter((path) => /(^|\/)(sh|bash|dash|busybox|dpkg|dpkg-deb|apt|apt-get|apt-cache|perl|python3?)$/.test(path))).toEqual([]);
+    expect(names.filter((path) => /^(usr\/)?s?bin(\/|$)/.test(path) || path === "var/lib/dpkg/status" || path.startsWith("var/lib/apt"))).toEqual([]);
     expect(sha256(join(unpacked.rootfs, "csi-attacher"))).toBe(sha256(attacherBinary));
 
     const owned = (path: string) => files.find((file) => file.path === path);
@@ -99,6 +103,18 @@ describe("bun run image", () => {
     expect(readFileSync(join(unpacked.rootfs, "etc/group"), "utf8")).toContain("nonroot:x:65532:\n");
     for (const lib of ["libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2"]) expect(names.some((path) => path.endsWith(`/${lib}`))).toBe(true);
     expect(names.some((path) => /^lib(64)?\/.*ld-linux-.*\.so\.\d$/.test(path))).toBe(true);
+
+    // What scanners read to know the release and the packages: os-release and distroless-style status.d records of the pinned versions.
+    const lock = parsePackageLock(readFileSync(join(import.meta.dir, "../..", packageLockPath), "utf8"));
+    const recorded = readdirSync(join(unpacked.rootfs, "var/lib/dpkg/status.d"))
+      .sort()
+      .map((name) => {
+        const record = readFileSync(join(unpacked.rootfs, "var/lib/dpkg/status.d", name), "utf8");
+        return `${name} ${/^Version: (.+)$/m.exec(record)?.[1]}`;
+      });
+    expect(recorded).toEqual([...basePackages].sort().map((name) => `${name} ${pinFor(lock, name, ociArchitecture()).version}`));
+    const osRelease = readFileSync(join(unpacked.rootfs, "etc/os-release"), "utf8").split("\n");
+    expect(osRelease.filter((line) => line === "ID=debian" || line === 'VERSION_ID="12"').sort()).toEqual(["ID=debian", 'VERSION_ID="12"']);
 
     // The CA bundle is whole PEM certificates, each one X.509 parses.
     const bundle = readFileSync(join(unpacked.rootfs, "etc/ssl/certs/ca-certificates.crt"), "utf8");
