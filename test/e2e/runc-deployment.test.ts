@@ -2,13 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { AdminClient } from "../cluster/admin-client";
+import { leaderElectionLeaseName } from "../../src/leader/lease-name";
+import { AdminClient, type KubeObject } from "../cluster/admin-client";
 import { freeLoopbackPorts } from "../cluster/free-ports";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 import { attacherBinary } from "./support/attacher-process";
 import { translateAttacherContainer, type ContainerRunSpec, type TestGround } from "./support/container-run-spec";
-import { attacherContainer, readDeployment } from "./support/deployment-manifest";
+import { attacherContainer, deploymentNamespace, readDeployment } from "./support/deployment-manifest";
 import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
 import { checkRbacCoversDeployment, readRbacManifest } from "./support/rbac-manifest";
 import { runtimeConfig } from "./support/runc-bundle";
@@ -160,6 +161,12 @@ describe("the image under runc, as deploy/kubernetes/deployment.yaml runs it", (
       // runc adds HOME from the image's /etc/passwd when the env has none, as containerd does.
       environ: [...spec.env, "HOME=/home/nonroot"].sort(),
     });
+  });
+
+  it("holds the leader Lease in the Deployment's namespace (POD_NAMESPACE) under its pod's hostname", async () => {
+    const namespace = deploymentNamespace(readDeployment());
+    const lease = await admin.get<KubeObject & { spec?: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${leaderElectionLeaseName(driverName)}`);
+    expect(lease.spec?.holderIdentity).toBe(podName);
   });
 
   it("answers the Deployment's readiness and liveness probes", async () => {
