@@ -3,6 +3,7 @@ import { X509Certificate, createHash } from "node:crypto";
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { basePackages } from "../../scripts/image/base-rootfs";
 import { imageName, ociArchitecture, parseVersionLine, qualifiedImageName } from "../../scripts/image/image-identity";
 import { packageLockPath, parsePackageLock, pinFor } from "../../scripts/image/pinned-packages";
@@ -81,6 +82,17 @@ describe("bun run image", () => {
     // Docker's index points at the same blobs: the config skopeo reads and the layers in the manifest's order.
     expect(dockerManifest).toEqual([{ Config: `blobs/${configDigest.replace(":", "/")}`, RepoTags: [deployed], Layers: inspected.Layers.map((digest) => `blobs/${digest.replace(":", "/")}`) }]);
     for (const path of [dockerManifest[0]?.Config ?? "", ...(dockerManifest[0]?.Layers ?? [])]) expect(members).toContain(path);
+  });
+
+  it("gives Docker's loader what it checks: each manifest.json layer, decompressed, hashes to the config's diff_id", () => {
+    const [entry] = JSON.parse(run(["tar", "-xOf", first, "manifest.json"])) as { Config: string; Layers: string[] }[];
+    const config = JSON.parse(run(["tar", "-xOf", first, entry?.Config ?? "manifest.json names no config"])) as { rootfs: { diff_ids: string[] } };
+    const diffIds = (entry?.Layers ?? []).map((layer) => {
+      const gzipped = Bun.spawnSync(["tar", "-xOf", first, layer], { stdout: "pipe", maxBuffer: 512 * 1024 * 1024 }).stdout;
+      return `sha256:${createHash("sha256").update(gunzipSync(gzipped)).digest("hex")}`;
+    });
+    expect(diffIds).toEqual(config.rootfs.diff_ids);
+    expect(diffIds).toHaveLength(2);
   });
 
   it("holds the binary and the base's files, and no shell, package manager or other program", () => {
