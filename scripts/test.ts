@@ -81,6 +81,11 @@ await step("test ground components (Go, cached by version; the first build takes
 await step("binary", async () => {
   await $`bun run scripts/build.ts`;
 });
+// The sidecar image, without a container engine (dist/csi-attacher-image.tar);
+// the end-to-end tests build their own copies and run one under runc.
+await step("image", async () => {
+  await $`bun run scripts/image.ts --binary=dist/csi-attacher`;
+});
 await step("unit tests", () => bunTest(30_000, ["test/unit"]));
 // E2E_SHARDS=1 runs them one file after another, with the report streamed.
 const e2eShards = Number(process.env["E2E_SHARDS"] ?? 2);

@@ -1,0 +1,108 @@
+/**
+ * The archive `docker load`, `podman load`, `skopeo copy oci-archive:` and
+ * `k3s ctr images import` all accept: a tar of the OCI layout umoci wrote,
+ * as `docker save` has written one since Docker 25.
+ *
+ * - index.json names the image twice: `io.containerd.image.name`, fully
+ *   qualified, is the one containerd's importer (which `k3s ctr images
+ *   import` runs) and podman 4 read first; without it (checked with
+ *   containerd 1.6 and podman 4.3) ctr stores the bare `bun-csi-attacher:latest`,
+ *   which the kubelet's `docker.io/library/...` never matches, and podman
+ *   stores `localhost/bun-csi-attacher:latest`. `org.opencontainers.image.ref.name`
+ *   is what skopeo's `oci-archive:FILE:NAME` looks up.
+ * - manifest.json beside it is Docker's own index: a Docker engine that
+ *   stores images itself (no containerd image store) loads only from it.
+ *   It points at the same blobs, so the image is stored once.
+ */
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import * as v from "valibot";
+import { ImageBuildError } from "./errors";
+import { writeReproducibleTar } from "./reproducible-tar";
+
+const descriptorSchema = v.object({
+  mediaType: v.string(),
+  digest: v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/)),
+  size: v.number(),
+  annotations: v.optional(v.record(v.string(), v.string())),
+});
+
+const indexSchema = v.looseObject({ manifests: v.array(descriptorSchema) });
+const manifestSchema = v.looseObject({ config: descriptorSchema, layers: v.array(descriptorSchema) });
+
+/** The annotations that name an image in an OCI layout's index. */
+const refNameAnnotation = "org.opencontainers.image.ref.name";
+const containerdNameAnnotation = "io.containerd.image.name";
+
+/** DockerManifestEntry is one image of Docker's manifest.json. */
+export interface DockerManifestEntry {
+  readonly Config: string;
+  readonly RepoTags: readonly string[];
+  readonly Layers: readonly string[];
+}
+
+/** blobPath is where a layout stores the blob of `digest`. */
+function blobPath(digest: string): string {
+  return `blobs/${digest.replace(":", "/")}`;
+}
+
+function readJson<T extends v.GenericSchema>(schema: T, path: string): v.InferOutput<T> {
+  const result = v.safeParse(schema, JSON.parse(readFileSync(path, "utf8")));
+  if (!result.success) throw new ImageBuildError(`${path} is not what an OCI layout holds: ${v.getDotPath(result.issues[0]) ?? ""} ${result.issues[0].message}`);
+  return result.output;
+}
+
+/**
+ * nameImage sets both naming annotations on the index entry tagged `tag`
+ * (the one entry umoci wrote) and returns that entry's manifest digest.
+ */
+export function nameImage(layout: string, tag: string, refName: string, containerdName: string): string {
+  const path = join(layout, "index.json");
+  const raw: unknown = JSON.parse(readFileSync(path, "utf8"));
+  const index = readJson(indexSchema, path);
+  const entry = index.manifests.find((descriptor) => descriptor.annotations?.[refNameAnnotation] === tag);
+  if (entry === undefined || index.manifests.length !== 1) throw new ImageBuildError(`${path} should hold exactly the one manifest tagged ${tag}`);
+  const named = { ...entry, annotations: { ...entry.annotations, [containerdNameAnnotation]: containerdName, [refNameAnnotation]: refName } };
+  writeFileSync(path, JSON.stringify({ ...(raw as object), manifests: [named] }));
+  return entry.digest;
+}
+
+/** dockerManifest is the manifest.json entry for the image whose manifest blob is `manifestDigest`. */
+export function dockerManifest(layout: string, manifestDigest: string, repoTag: string): DockerManifestEntry {
+  const manifest = readJson(manifestSchema, join(layout, blobPath(manifestDigest)));
+  return { Config: blobPath(manifest.config.digest), RepoTags: [repoTag], Layers: manifest.layers.map((layer) => blobPath(layer.digest)) };
+}
+
+/** Options of {@link writeImageArchive}. */
+export interface ImageArchiveOptions {
+  readonly layout: string;
+  readonly tag: string;
+  /** The short name (`bun-csi-attacher:latest`): ref.name and Docker's RepoTags. */
+  readonly shortName: string;
+  /** The fully qualified name containerd stores it under. */
+  readonly qualifiedName: string;
+  readonly file: string;
+  readonly mtime: number;
+}
+
+/**
+ * makeWorldReadable sets 0644 on files and 0755 on directories under `dir`:
+ * umoci writes blobs 0600, and a non-root user unpacking the archive by hand
+ * could not read them.
+ */
+function makeWorldReadable(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (entry.isDirectory()) chmodSync(path, 0o755);
+    else if (entry.isFile()) chmodSync(path, 0o644);
+  }
+  chmodSync(dir, 0o755);
+}
+
+/** writeImageArchive names the image in the layout, adds manifest.json, and tars the layout reproducibly. */
+export function writeImageArchive(options: ImageArchiveOptions): void {
+  const manifestDigest = nameImage(options.layout, options.tag, options.shortName, options.qualifiedName);
+  writeFileSync(join(options.layout, "manifest.json"), JSON.stringify([dockerManifest(options.layout, manifestDigest, options.shortName)]));
+  makeWorldReadable(options.layout);
+  writeReproducibleTar({ root: options.layout, file: options.file, mtime: options.mtime });
+}

@@ -1,0 +1,72 @@
+/**
+ * The OCI image layout of the image, written by umoci (Debian's package of
+ * the openSUSE tool): it computes the layers' digests and diff IDs, writes
+ * the config, manifest and index, and removes blobs nothing refers to. Our
+ * code only says what goes in.
+ */
+import { runTool } from "./run-tool";
+
+/** One layer: an uncompressed tar archive and what its history entry says made it. */
+export interface LayerInput {
+  readonly tar: string;
+  readonly createdBy: string;
+}
+
+/** Options of {@link writeOciLayout}. */
+export interface OciLayoutOptions {
+  /** The layout directory to create; it must not exist. */
+  readonly layout: string;
+  /** The tag inside the layout (index.json's ref.name). */
+  readonly tag: string;
+  /** Bottom first. */
+  readonly layers: readonly LayerInput[];
+  /** The image's creation time (RFC 3339), also every history entry's: SOURCE_DATE_EPOCH, never now. */
+  readonly created: string;
+  readonly author: string;
+  readonly architecture: string;
+  readonly entrypoint: readonly string[];
+  /** `uid:gid`. */
+  readonly user: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** writeOciLayout builds the image in a fresh OCI layout directory. */
+export function writeOciLayout(options: OciLayoutOptions): void {
+  const image = `${options.layout}:${options.tag}`;
+  runTool(["umoci", "init", "--layout", options.layout]);
+  runTool(["umoci", "new", "--image", image]);
+  for (const layer of options.layers) {
+    // umoci gzips the layer and records its diff ID; the history entry
+    // carries the fixed time, not the clock's.
+    runTool([
+      "umoci",
+      "raw",
+      "add-layer",
+      "--image",
+      image,
+      `--history.created=${options.created}`,
+      `--history.created_by=${layer.createdBy}`,
+      `--history.author=${options.author}`,
+      layer.tar,
+    ]);
+  }
+  runTool([
+    "umoci",
+    "config",
+    "--image",
+    image,
+    // A configuration change adds no layer; its history entry would only repeat the command.
+    "--no-history",
+    `--created=${options.created}`,
+    `--author=${options.author}`,
+    `--architecture=${options.architecture}`,
+    "--os=linux",
+    `--config.user=${options.user}`,
+    ...options.entrypoint.map((arg) => `--config.entrypoint=${arg}`),
+    ...Object.entries(options.labels)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([key, value]) => `--config.label=${key}=${value}`),
+  ]);
+  // Each step above wrote a new config and manifest; only the last are referenced.
+  runTool(["umoci", "gc", "--layout", options.layout]);
+}
