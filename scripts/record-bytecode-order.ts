@@ -12,7 +12,8 @@
  * rounds on a shared, loaded machine: exec to the first VA attached, median
  * 759 against 979 ms (6 rounds) and 507 against 589 ms (8 rounds), better
  * in 11 of the 14 pairs; peak RSS 72-73 against 75-76 MiB. With a warm page
- * cache no difference in time showed (8 rounds).
+ * cache no difference in time showed (8 and 12 rounds; first attach median
+ * 197 against 199 ms in the quieter one).
  *
  * The file names functions by a hash of their code: after code changes the
  * functions it no longer names are laid out after the rest, as without it,
