@@ -15,9 +15,10 @@
  * cache no difference in time showed (8 and 12 rounds; first attach median
  * 197 against 199 ms in the quieter one).
  *
- * The file names functions by a hash of their code: after code changes the
- * functions it no longer names are laid out after the rest, as without it,
- * so a stale file costs only part of the gain. Record it again after large
+ * The file names functions by hashes: after code changes a stale file still
+ * builds (checked with an edited source), but the functions it no longer
+ * names lose their place in the order, and with them part of the gain.
+ * Record it again after large
  * changes (the test ground's Go components must be built):
  *
  *   bun run build && bun run scripts/record-bytecode-order.ts && bun run build
