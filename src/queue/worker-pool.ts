@@ -4,7 +4,7 @@ import type { WorkQueue } from "./work-queue.ts";
  * runWorkerPool processes `queue`'s items with at most `workers` at once,
  * as client-go controllers do with `workers` goroutines looping on Get, and
  * resolves once the queue is shut down and every item taken has been
- * processed. It calls `process` for an item and then `done`, always.
+ * processed. It calls `work` for an item and then `done`, always.
  *
  * Unlike `workers` loops parked in `get`, it keeps one `get` pending, and an
  * item only costs a running call while it is processed: with
@@ -20,7 +20,7 @@ import type { WorkQueue } from "./work-queue.ts";
  * Items after shutDown are handed back at once, unprocessed, as upstream's
  * workers stop taking work: the next leader or start resyncs them.
  */
-export async function runWorkerPool<T>(queue: WorkQueue<T>, workers: number, process: (item: T) => Promise<void>): Promise<void> {
+export async function runWorkerPool<T>(queue: WorkQueue<T>, workers: number, work: (item: T) => Promise<void>): Promise<void> {
   const slots = Math.max(1, workers);
   let running = 0;
   let slotFreed: (() => void) | undefined;
@@ -43,9 +43,9 @@ export async function runWorkerPool<T>(queue: WorkQueue<T>, workers: number, pro
     }
     running++;
     const item = next.item;
-    // process owns its errors (the controller re-queues them with back-off):
+    // work owns its errors (the controller re-queues them with back-off):
     // a rejection reaching here is a bug, left to surface as an unhandled one.
-    void process(item).finally(() => finish(item));
+    void work(item).finally(() => finish(item));
   }
   if (running > 0) await new Promise<void>((resolve) => (allDone = resolve));
 }
