@@ -40,7 +40,7 @@ import { createAttacherLeaderElector } from "./leader/create-leader-elector";
 import { Logger } from "./log/logger";
 import { BacklogWarning } from "./queue/backlog-warning";
 import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
-import { WorkQueue } from "./queue/work-queue";
+import { WorkQueue, type WorkQueueLanes } from "./queue/work-queue";
 import { IdleCollector } from "./util/idle-collector";
 import { terminationLogPath, writeTerminationMessage } from "./util/termination-message";
 
@@ -279,7 +279,7 @@ async function runAttacher(
     handler = new TrivialHandler(writer, log);
   }
 
-  const newQueue = (name: string, lanes?: ReturnType<typeof vaQueueLanes>) => {
+  const newQueue = (name: string, lanes?: WorkQueueLanes<string>) => {
     const queue = new WorkQueue<string>({
       name,
       ...(lanes === undefined ? {} : { lanes }),
@@ -289,7 +289,7 @@ async function runAttacher(
     metrics?.watchQueue(queue);
     return queue;
   };
-  const vaQueue = newQueue("csi-attacher-va", vaQueueLanes(vas));
+  const vaQueue = newQueue("csi-attacher-va", vaQueueLanes(vas, config.workerThreads));
   const pvQueue = newQueue("csi-attacher-pv");
   const controller = new AttachController({ driverName: driver.name, handler, vas, pvs, vaQueue, pvQueue, log, ...(vanished ? { vanished } : {}) });
   new BacklogWarning({ queues: [vaQueue, pvQueue], log }).run(signal);

@@ -4,6 +4,7 @@ import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import type { WorkQueue } from "../queue/work-queue";
+import { runWorkerPool } from "../queue/worker-pool";
 import type { Handler } from "./handler";
 import { pvNeedsSync } from "./pv-needs-sync";
 import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
@@ -57,8 +58,8 @@ export class AttachController {
   }
 
   /**
-   * run starts `workers` workers on each queue and resolves when `signal`
-   * aborts and every worker has finished its current item. The caller must
+   * run processes each queue with up to `workers` items at once and
+   * resolves when `signal` aborts and every item in flight is done. The caller must
    * have waited for the stores' first lists: a worker acting on a half-filled
    * cache would see PVs and CSINodes as missing.
    */
@@ -71,34 +72,24 @@ export class AttachController {
     };
     if (signal.aborted) stop();
     else signal.addEventListener("abort", stop, { once: true });
-    const loops: Promise<void>[] = [];
-    for (let i = 0; i < workers; i++) {
-      loops.push(this.runWorker(vaQueue, (name) => this.syncVa(name)));
-      loops.push(this.runWorker(pvQueue, (name) => this.syncPv(name)));
-    }
-    await Promise.all(loops);
+    const syncVa = (name: string) => this.syncVa(name);
+    const syncPv = (name: string) => this.syncPv(name);
+    // Workers cost nothing until there is work: each pool keeps one get pending.
+    await Promise.all([
+      runWorkerPool(vaQueue, workers, (name) => this.process(vaQueue, name, syncVa)),
+      runWorkerPool(pvQueue, workers, (name) => this.process(pvQueue, name, syncPv)),
+    ]);
     log.info("Shutting CSI attacher");
   }
 
-  private async runWorker(queue: WorkQueue<string>, sync: (name: string) => Promise<void>): Promise<void> {
-    for (;;) {
-      const next = await queue.get();
-      if (next.shutdown) return;
-      // Shutting down: the queue still hands out what it holds, but no new
-      // operation may start; the next run resyncs these from the API.
-      if (queue.shuttingDown()) {
-        queue.done(next.item);
-        return;
-      }
-      try {
-        await sync(next.item);
-        queue.forget(next.item);
-      } catch (e: unknown) {
-        this.options.log.v(2).info("Error processing", { queue: queue.name, name: next.item, err: e });
-        queue.addRateLimited(next.item);
-      } finally {
-        queue.done(next.item);
-      }
+  /** process syncs one name: success forgets its failures, an error re-adds it with back-off. Never rejects. */
+  private async process(queue: WorkQueue<string>, name: string, sync: (name: string) => Promise<void>): Promise<void> {
+    try {
+      await sync(name);
+      queue.forget(name);
+    } catch (e: unknown) {
+      this.options.log.v(2).info("Error processing", { queue: queue.name, name, err: e });
+      queue.addRateLimited(name);
     }
   }
 

@@ -35,6 +35,11 @@ export class LaneFifo<T> {
     return this.size;
   }
 
+  /** The lane the last successful `shift` took its item from. */
+  get servedLane(): number {
+    return this.lastServed;
+  }
+
   /** Appends `item` at the back of its lane. */
   push(item: T): void {
     const lane = this.lanes[this.laneOf(item)] ?? this.lanes[0];
@@ -42,13 +47,20 @@ export class LaneFifo<T> {
     this.size++;
   }
 
-  /** Removes and returns the front item of the next lane in turn, or `undefined` when all are empty. */
-  shift(): T | undefined {
+  /**
+   * Removes and returns the front item of the next lane in turn, or
+   * `undefined` when all are empty. With `open`, lanes it answers false for
+   * are passed over as if empty: their items wait, in order, for a later
+   * `shift` (the work queue closes a lane whose items fill their share of
+   * the workers).
+   */
+  shift(open?: (lane: number) => boolean): T | undefined {
     if (this.size === 0) return undefined;
     for (let step = 1; step <= this.lanes.length; step++) {
       const index = (this.lastServed + step) % this.lanes.length;
       const lane = this.lanes[index];
       if (lane === undefined || lane.length === 0) continue;
+      if (open !== undefined && !open(index)) continue;
       this.lastServed = index;
       this.size--;
       return lane.shift();

@@ -16,11 +16,26 @@ export interface WorkQueueOptions<T> {
   /** Receives add/get/done/retry events. Default: {@link noopWorkQueueObserver}. */
   metrics?: WorkQueueObserver;
   /**
-   * Splits the queue into lanes served in turn (see {@link LaneFifo}):
-   * `count` lanes, and `of(item)` the lane of an item as it is queued.
-   * Default: one lane, client-go's plain FIFO.
+   * Splits the queue into lanes served in turn (see {@link LaneFifo}) and
+   * optionally caps how many workers each lane may hold at once.
+   * Default: one lane without a cap, client-go's plain FIFO.
    */
-  lanes?: { readonly count: number; readonly of: (item: T) => number };
+  lanes?: WorkQueueLanes<T>;
+}
+
+/** WorkQueueLanes says how a {@link WorkQueue} sorts its items into lanes and what share of the workers each lane may take. */
+export interface WorkQueueLanes<T> {
+  /** How many lanes (at least 1). */
+  readonly count: number;
+  /** The lane of an item, 0 to count - 1; asked once each time the item is queued. */
+  readonly of: (item: T) => number;
+  /**
+   * At most `maxProcessing[lane]` items of that lane are handed out and not
+   * yet `done` at any time; while a lane is at its cap its items wait and
+   * the other lanes' items go first. A lane without an entry has no cap.
+   * A cap below 1 counts as 1, so no lane starves. Default: no caps.
+   */
+  readonly maxProcessing?: readonly number[];
 }
 
 interface ResolvedWorkQueueOptions<T> {
@@ -28,7 +43,7 @@ interface ResolvedWorkQueueOptions<T> {
   rateLimiter: RateLimiter<T>;
   clock: Clock;
   metrics: WorkQueueObserver;
-  lanes: { readonly count: number; readonly of: (item: T) => number };
+  lanes: WorkQueueLanes<T>;
 }
 
 function resolveWorkQueueOptions<T>(options: WorkQueueOptions<T>): ResolvedWorkQueueOptions<T> {
@@ -41,6 +56,12 @@ function resolveWorkQueueOptions<T>(options: WorkQueueOptions<T>): ResolvedWorkQ
   };
 }
 
+/** A held item's bookkeeping: when a worker took it, and from which lane. */
+interface Held {
+  readonly startedAt: number;
+  readonly lane: number;
+}
+
 /** What {@link WorkQueue.get} resolves to: an item to process, or word that the queue is shut down. */
 export type WorkQueueGetResult<T> = { item: T; shutdown: false } | { shutdown: true };
 
@@ -50,7 +71,9 @@ export type WorkQueueGetResult<T> = { item: T; shutdown: false } | { shutdown: t
  * item, and always call `done`. Guarantees (from client-go `queue.go`):
  * items come out in FIFO order (within a lane, see `lanes`); an item is never handed to two workers at
  * once; adding an item that is already queued is a no-op; adding an item
- * that is being processed makes it come out once more after `done`.
+ * that is being processed makes it come out once more after `done`. Beyond
+ * client-go: a lane may be capped to a share of the workers, so the other
+ * lanes always find one free (see {@link WorkQueueLanes.maxProcessing}).
  * Items are told apart as `Map` keys are (SameValueZero), so use strings
  * such as VolumeAttachment names.
  */
@@ -69,6 +92,8 @@ export class WorkQueue<T = string> {
   // So an item is owed or owned by a worker exactly when it is in
   // dirty ∪ processing, which is what `queuedOrProcessing` answers; an item
   // parked by `addAfter` is in neither until its time comes.
+  // And for the lanes: heldPerLane[l] counts the items of `processing`
+  // taken from lane l, and stays <= maxProcessing[l] until shutDown.
   /** The order items are handed out in. Every item here is also in `dirty` and not in `processing`. */
   private readonly queue: LaneFifo<T>;
   /**
@@ -78,11 +103,21 @@ export class WorkQueue<T = string> {
    */
   private readonly dirty = new Set<T>();
   /**
-   * Items a worker holds right now, with the clock time it took them. They
-   * may also be in `dirty`, but never in `queue`: that is what keeps one
-   * item from two workers at once.
+   * Items a worker holds right now, with the clock time it took them and
+   * their lane. They may also be in `dirty`, but never in `queue`: that is
+   * what keeps one item from two workers at once.
    */
-  private readonly processing = new Map<T, number>();
+  private readonly processing = new Map<T, Held>();
+  /** How many items of each lane are in `processing`. */
+  private readonly heldPerLane: number[];
+  /** Each lane's cap on `heldPerLane` (Infinity: none). */
+  private readonly maxHeldPerLane: number[];
+  /**
+   * Whether a lane may hand out an item now: below its cap, or any lane
+   * once shutting down (workers then only call done). Undefined when no
+   * lane has a cap, so the plain queue skips the check.
+   */
+  private readonly laneOpen: ((lane: number) => boolean) | undefined;
   /**
    * When each dirty item became dirty, for the time-in-queue metric. Its keys
    * are exactly `dirty`. An entry is only ever inserted with the clock's
@@ -91,9 +126,10 @@ export class WorkQueue<T = string> {
    */
   private readonly addTimes = new Map<T, number>();
   /**
-   * Workers blocked in `get`, oldest first. Non-empty only while `queue` is
-   * empty and the queue is not shutting down: every add hands its item to
-   * a waiter straight away.
+   * Workers blocked in `get`, oldest first. Non-empty only while no item
+   * of `queue` is in an open lane (one below its cap) and the queue is not
+   * shutting down: every add, and every done that opens a lane, hands an
+   * item to a waiter straight away.
    */
   private readonly waiters = new Fifo<(result: WorkQueueGetResult<T>) => void>();
   /** Items scheduled by `addAfter`, added when their time comes. */
@@ -107,6 +143,12 @@ export class WorkQueue<T = string> {
     this.clock = resolved.clock;
     this.metrics = resolved.metrics;
     this.queue = new LaneFifo<T>(resolved.lanes.count, resolved.lanes.of);
+    const laneCount = Math.max(1, resolved.lanes.count);
+    this.heldPerLane = new Array<number>(laneCount).fill(0);
+    this.maxHeldPerLane = Array.from({ length: laneCount }, (_, lane) => Math.max(1, resolved.lanes.maxProcessing?.[lane] ?? Number.POSITIVE_INFINITY));
+    this.laneOpen = this.maxHeldPerLane.some((cap) => cap !== Number.POSITIVE_INFINITY)
+      ? (lane) => this.shutdownRequested || (this.heldPerLane[lane] ?? 0) < (this.maxHeldPerLane[lane] ?? Number.POSITIVE_INFINITY)
+      : undefined;
     this.waiting = new WaitingList<T>(this.clock, (item) => this.add(item));
   }
 
@@ -127,11 +169,12 @@ export class WorkQueue<T = string> {
   /**
    * Waits for an item and marks it as processing; the caller must call
    * {@link done} with it. Waiting callers are served in FIFO order. After
-   * {@link shutDown} the items still queued are handed out, then every call
-   * resolves to `{ shutdown: true }`.
+   * {@link shutDown} the items still queued are handed out, lane caps
+   * aside, then every call resolves to `{ shutdown: true }`.
    */
   get(): Promise<WorkQueueGetResult<T>> {
-    if (this.queue.length > 0) return Promise.resolve(this.take());
+    const next = this.take();
+    if (next !== undefined) return Promise.resolve(next);
     if (this.shutdownRequested) return Promise.resolve({ shutdown: true });
     return new Promise((resolve) => this.waiters.push(resolve));
   }
@@ -142,14 +185,14 @@ export class WorkQueue<T = string> {
    * would queue a dirty item a second time).
    */
   done(item: T): void {
-    const startedAt = this.processing.get(item);
-    if (startedAt === undefined) return;
+    const held = this.processing.get(item);
+    if (held === undefined) return;
     this.processing.delete(item);
-    this.metrics.done(this.secondsSince(startedAt));
-    if (this.dirty.has(item)) {
-      this.queue.push(item);
-      this.handOut();
-    }
+    this.heldPerLane[held.lane] = (this.heldPerLane[held.lane] ?? 1) - 1;
+    this.metrics.done(this.secondsSince(held.startedAt));
+    if (this.dirty.has(item)) this.queue.push(item);
+    // Its lane may have been at its cap with items waiting behind it.
+    this.handOut();
   }
 
   /**
@@ -176,6 +219,8 @@ export class WorkQueue<T = string> {
   shutDown(): void {
     this.shutdownRequested = true;
     this.waiting.stop();
+    // Lanes held back by their caps are open now: what they hold goes out first.
+    this.handOut();
     for (let wake = this.waiters.shift(); wake !== undefined; wake = this.waiters.shift()) {
       wake({ shutdown: true });
     }
@@ -216,15 +261,15 @@ export class WorkQueue<T = string> {
   /** Total seconds that items now in processing have been held (`workqueue_unfinished_work_seconds`). */
   unfinishedWorkSeconds(): number {
     let total = 0;
-    for (const startedAt of this.processing.values()) total += this.secondsSince(startedAt);
+    for (const held of this.processing.values()) total += this.secondsSince(held.startedAt);
     return total;
   }
 
   /** Seconds the longest-held item now in processing has been held, or 0 (`workqueue_longest_running_processor_seconds`). */
   longestRunningProcessorSeconds(): number {
     let longest = 0;
-    for (const startedAt of this.processing.values()) {
-      longest = Math.max(longest, this.secondsSince(startedAt));
+    for (const held of this.processing.values()) {
+      longest = Math.max(longest, this.secondsSince(held.startedAt));
     }
     return longest;
   }
@@ -241,25 +286,28 @@ export class WorkQueue<T = string> {
     return undefined;
   }
 
-  /** Serves waiting getters while there are both items and getters. */
+  /** Serves waiting getters while there are both getters and items in open lanes. */
   private handOut(): void {
-    while (this.waiters.length > 0 && this.queue.length > 0) {
-      const wake = this.waiters.shift();
-      if (wake === undefined) return;
-      wake(this.take());
+    while (this.waiters.length > 0) {
+      const next = this.take();
+      if (next === undefined) return;
+      this.waiters.shift()?.(next);
     }
   }
 
   /**
-   * Moves the front item from `queue` to `processing`. Done synchronously at
+   * Moves the next item of an open lane from `queue` to `processing`, or
+   * returns undefined when no open lane holds one. Done synchronously at
    * hand-out time, not when the awaiting worker resumes, so no add or get in
    * between can see the item as merely queued.
    */
-  private take(): WorkQueueGetResult<T> {
-    const item = this.queue.shift();
-    if (item === undefined) return { shutdown: true };
+  private take(): WorkQueueGetResult<T> | undefined {
+    const item = this.queue.shift(this.laneOpen);
+    if (item === undefined) return undefined;
+    const lane = this.queue.servedLane;
+    this.heldPerLane[lane] = (this.heldPerLane[lane] ?? 0) + 1;
     const now = this.clock.now();
-    this.processing.set(item, now);
+    this.processing.set(item, { startedAt: now, lane });
     this.dirty.delete(item);
     const addedAt = this.addTimes.get(item) ?? now;
     this.addTimes.delete(item);

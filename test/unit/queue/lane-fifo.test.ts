@@ -27,4 +27,11 @@ describe("LaneFifo", () => {
     for (const item of ["c", "a", "b"]) fifo.push(item);
     expect(drain(fifo)).toEqual(["c", "a", "b"]);
   });
+
+  it("passes over lanes that are not open, keeping their order for later", () => {
+    const fifo = new LaneFifo<string>(2, (item) => (item.startsWith("d") ? 1 : 0));
+    for (const item of ["d1", "d2", "a1"]) fifo.push(item);
+    const attachOnly = (lane: number) => lane === 0;
+    expect([fifo.shift(attachOnly), fifo.servedLane, fifo.shift(attachOnly), fifo.length, fifo.shift(), fifo.servedLane, fifo.shift()]).toEqual(["a1", 0, undefined, 2, "d1", 1, "d2"]);
+  });
 });

@@ -357,3 +357,67 @@ describe("WorkQueue rate limiting", () => {
     expect(queue.len()).toBe(1);
   });
 });
+
+describe("WorkQueue lanes", () => {
+  /** Lane 1 holds the names starting with "d" and may hold at most `detachCap` workers; lane 0 is uncapped. */
+  function lanedQueue(detachCap: number): WorkQueue {
+    return new WorkQueue({ name: "test", clock: new FakeClock(), lanes: { count: 2, of: (name) => (name.startsWith("d") ? 1 : 0), maxProcessing: [Number.POSITIVE_INFINITY, detachCap] } });
+  }
+
+  it("holds a capped lane's items back while they fill its share of the workers, and hands out the other lane's meanwhile", async () => {
+    const queue = lanedQueue(2);
+    for (const name of ["d1", "d2", "d3", "d4"]) queue.add(name);
+    const held = [await next(queue), await next(queue)];
+    const third = track(queue.get());
+    await settle();
+    const whileCapped = third.value();
+    queue.add("a1");
+    expect({ held, whileCapped, third: await third.promise, waiting: queue.len() }).toEqual({ held: ["d1", "d2"], whileCapped: undefined, third: item("a1"), waiting: 2 });
+  });
+
+  it("hands a capped lane's next item to a waiting worker as soon as one of its items is done", async () => {
+    const queue = lanedQueue(1);
+    queue.add("d1");
+    queue.add("d2");
+    expect(await next(queue)).toBe("d1");
+    const waiting = track(queue.get());
+    await settle();
+    const beforeDone = waiting.value();
+    queue.done("d1");
+    expect({ beforeDone, afterDone: await waiting.promise }).toEqual({ beforeDone: undefined, afterDone: item("d2") });
+  });
+
+  it("counts an item held by a worker against the lane it was taken from, even if it comes back in another", async () => {
+    let deleting = false;
+    const queue = new WorkQueue({ name: "test", clock: new FakeClock(), lanes: { count: 2, of: () => (deleting ? 1 : 0), maxProcessing: [Number.POSITIVE_INFINITY, 1] } });
+    queue.add("x");
+    expect(await next(queue)).toBe("x");
+    // Deleted while its attach runs: it comes back as a detach, and the detach lane is free.
+    deleting = true;
+    queue.add("x");
+    queue.add("y");
+    expect(await next(queue)).toBe("y");
+    queue.done("x");
+    const afterDone = track(queue.get());
+    await settle();
+    // y holds the detach lane's one slot; x waits for it.
+    const whileYHeld = afterDone.value();
+    queue.done("y");
+    expect({ whileYHeld, afterYDone: await afterDone.promise }).toEqual({ whileYHeld: undefined, afterYDone: item("x") });
+  });
+
+  it("lets a cap below one hold one worker, so no lane starves", async () => {
+    const queue = lanedQueue(0);
+    queue.add("d1");
+    expect(await next(queue)).toBe("d1");
+  });
+
+  it("hands out a capped lane's items after shutDown, to waiting and new gets, then reports shutdown", async () => {
+    const queue = lanedQueue(1);
+    for (const name of ["d1", "d2", "d3"]) queue.add(name);
+    expect(await next(queue)).toBe("d1");
+    const waiting = queue.get();
+    queue.shutDown();
+    expect([await waiting, await queue.get(), await queue.get()]).toEqual([item("d2"), item("d3"), { shutdown: true }]);
+  });
+});
