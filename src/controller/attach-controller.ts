@@ -3,6 +3,7 @@ import type { PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
+import type { AttachOrDetach } from "../queue/attach-detach-lanes";
 import type { WorkQueue } from "../queue/work-queue";
 import { runWorkerPool } from "../queue/worker-pool";
 import type { Handler } from "./handler";
@@ -116,6 +117,19 @@ export class AttachController {
       if (!isNotFound(e)) throw e;
     }
   }
+}
+
+/**
+ * vaWorkKind tells, for the VA queue's lanes (attachDetachLanes), what a
+ * queued VA name stands for: a detach when the cached VA is being deleted,
+ * or when the cache no longer has it (its sync finds it gone, or unpublishes
+ * a VA that vanished still carrying our finalizer); an attach otherwise.
+ */
+export function vaWorkKind(vas: Store<VolumeAttachment>): (name: string) => AttachOrDetach {
+  return (name) => {
+    const va = vas.get(name);
+    return va === undefined || va.metadata.deletionTimestamp ? "detach" : "attach";
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "bun:test";
-import { AttachController } from "../../../src/controller/attach-controller";
+import { AttachController, vaWorkKind } from "../../../src/controller/attach-controller";
 import type { Handler } from "../../../src/controller/handler";
-import { vaQueueLanes } from "../../../src/controller/va-lanes";
+import { attachDetachLanes } from "../../../src/queue/attach-detach-lanes";
 import type { PersistentVolume } from "../../../src/kube/objects/persistent-volume";
 import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/objects/volume-attachment";
 import { Store } from "../../../src/kube/store";
@@ -29,7 +29,7 @@ async function until(condition: () => boolean): Promise<void> {
  */
 function slowDetachGround(workers: number) {
   const vas = new Store<VolumeAttachment>();
-  const vaQueue = new WorkQueue<string>({ name: "csi-attacher-va", lanes: vaQueueLanes(vas, workers) });
+  const vaQueue = new WorkQueue<string>({ name: "csi-attacher-va", lanes: attachDetachLanes(vaWorkKind(vas), workers) });
   const events: string[] = [];
   const held: (() => void)[] = [];
   const handler: Handler = {
@@ -69,7 +69,7 @@ function slowDetachGround(workers: number) {
 describe("VA queue lanes", () => {
   it("hand a new attach to the next free worker however many detaches wait, and keep detaches moving", async () => {
     const vas = new Store<VolumeAttachment>();
-    const queue = new WorkQueue<string>({ name: "csi-attacher-va", lanes: vaQueueLanes(vas, 4) });
+    const queue = new WorkQueue<string>({ name: "csi-attacher-va", lanes: attachDetachLanes(vaWorkKind(vas), 4) });
     for (let i = 0; i < 50; i++) {
       vas.upsert(va(`detach-${i}`, true));
       queue.add(`detach-${i}`);

@@ -1,19 +1,19 @@
-import type { VolumeAttachment } from "../kube/objects/volume-attachment";
-import type { Store } from "../kube/store";
-import type { WorkQueueLanes } from "../queue/work-queue";
+import type { WorkQueueLanes } from "./work-queue";
+
+/** Which kind of work a queued name stands for; the VA queue's lanes are named after them. */
+export type AttachOrDetach = "attach" | "detach";
 
 /** The lanes of the VA queue: attaches and detaches take worker slots in turn. */
 const attachLane = 0;
 const detachLane = 1;
 
 /**
- * vaQueueLanes sorts a queued VA name into the attach or the detach lane by
- * the cached VA's deletionTimestamp, so that a backlog of slow detaches
- * (a node drained, a namespace deleted) never holds back a new attach, as it
- * does upstream (kubernetes-csi/external-attacher#761), and a flood of
- * attaches never holds back detaches either. A name the cache no longer has
- * goes in the detach lane: its sync finds it gone, or unpublishes a VA that
- * vanished still carrying our finalizer.
+ * attachDetachLanes is the VA queue's lane policy: each queued name goes
+ * into the attach or the detach lane (`kindOf`, the controller's rule), so
+ * that a backlog of slow detaches (a node drained, a namespace deleted)
+ * never holds back a new attach, as it does upstream
+ * (kubernetes-csi/external-attacher#761), and a flood of attaches never
+ * holds back detaches either.
  *
  * Taking turns is not enough when every worker is inside a slow
  * ControllerUnpublish: the new attach would still wait for one of them to
@@ -28,16 +28,13 @@ const detachLane = 1;
  * detach waits for the first attach call to return, and the lanes' turns
  * then give it that worker.
  */
-export function vaQueueLanes(vas: Store<VolumeAttachment>, workers: number): WorkQueueLanes<string> {
+export function attachDetachLanes(kindOf: (name: string) => AttachOrDetach, workers: number): WorkQueueLanes<string> {
   const maxProcessing: number[] = [];
   maxProcessing[attachLane] = Number.POSITIVE_INFINITY;
   maxProcessing[detachLane] = Math.max(1, workers - 1);
   return {
     count: 2,
-    of: (name) => {
-      const va = vas.get(name);
-      return va === undefined || va.metadata.deletionTimestamp ? detachLane : attachLane;
-    },
+    of: (name) => (kindOf(name) === "detach" ? detachLane : attachLane),
     maxProcessing,
   };
 }
