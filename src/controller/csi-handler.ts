@@ -14,10 +14,16 @@ import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
 import type { VolumeAttachmentWriter } from "./va-writer";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
-import { resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
+import { resolvePublication, type NodeIdResolution, type Publication, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
 
 /** The Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
 export type CsiHandlerApi = Pick<AttacherApi, "secretData">;
+
+/** What an attach or a detach is told about its sync besides the VA: whether it was forced, and the VA's logger. */
+interface SyncContext {
+  readonly forced: boolean;
+  readonly log: Logger;
+}
 
 export interface CsiHandlerOptions {
   /** The driver's name (GetPluginInfo): CSINode entries and the migration rollback are matched on it. */
@@ -82,19 +88,30 @@ export class CsiHandler implements Handler {
   /** syncCached attaches or detaches a VA the cache has, first releasing a vanished VA of the same name it does not take over. */
   private async syncCached(va: VolumeAttachment): Promise<void> {
     const { name } = va.metadata;
+    const log = this.options.log.with({ va: name });
     // Taken first on every sync, as upstream consumes it: a forced sync is
     // one sync, whatever that sync then decides.
     const forced = this.options.forcedSyncs.take(name);
+    const detaching = Boolean(va.metadata.deletionTimestamp);
     // A VA of the same name vanished with our finalizer on. This one takes
     // its publish over when it stands for the same volume on the same node
     // (the A/D controller names VAs after exactly that) and its own sync
     // will publish it again (attach) or release it (detach with our
     // finalizer on). Otherwise the vanished publish is released first.
     const vanished = this.vanished.get(name);
-    const takesOver = vanished !== undefined && samePublication(vanished, va) && (!va.metadata.deletionTimestamp || this.writer.hasFinalizer(va));
+    const takesOver = vanished !== undefined && samePublication(vanished, va) && (!detaching || this.writer.hasFinalizer(va));
     if (vanished && !takesOver) await this.releaseVanished(name);
-    if (va.metadata.deletionTimestamp) await this.syncDetach(va, forced);
-    else await this.syncAttach(va, forced);
+    // Nothing to do for an attached VA, or for a deleted one without our
+    // finalizer (detached), unless the reconciler forced this sync.
+    if (!forced && (detaching ? !this.writer.hasFinalizer(va) : va.status?.attached)) {
+      log.v(4).info(detaching ? "VolumeAttachment is already detached" : "VolumeAttachment is already attached");
+    } else {
+      // A detach falls back to the node ID remembered on the VA, so a node
+      // that is gone stays detachable; an attach never does.
+      const publication = resolvePublication(va, this.lookups, { remembered: detaching });
+      if (detaching) await this.detach(va, publication, { forced, log });
+      else await this.attach(va, publication, { forced, log });
+    }
     if (takesOver) this.vanished.forget(name);
   }
 
@@ -111,18 +128,13 @@ export class CsiHandler implements Handler {
     }
     const log = this.options.log.with({ va: name });
     log.v(2).info("Detaching vanished VolumeAttachment");
-    await this.unpublish(vanished);
+    await this.unpublish(resolvePublication(vanished, this.lookups, { remembered: true }));
     this.vanished.forget(name);
     log.v(2).info("Detached");
     return vanished.spec.source.persistentVolumeName ?? undefined;
   }
 
-  private async syncAttach(va: VolumeAttachment, forced: boolean): Promise<void> {
-    const log = this.options.log.with({ va: va.metadata.name });
-    if (va.status?.attached && !forced) {
-      log.v(4).info("VolumeAttachment is already attached");
-      return;
-    }
+  private async attach(va: VolumeAttachment, publication: Publication, { forced, log }: SyncContext): Promise<void> {
     log.v(2).info("Attaching", forced ? { forced } : {});
     // The newest VA the server returned: every write is computed against it.
     let current = va;
@@ -131,8 +143,6 @@ export class CsiHandler implements Handler {
       // Everything that can fail without side effects on the VA is checked
       // before its finalizer goes on: a finalizer on a VA that can never
       // attach would only block its deletion.
-      // Attach never falls back to the VA's node-ID annotation.
-      const publication = resolvePublication(current, this.lookups, { remembered: false });
       const source = await this.attachSourceOf(publication.volume);
       const request = await this.publishRequestFor(source, publication.nodeId);
       current = await this.writer.ensureFinalizerAndNodeId(current, request.nodeId);
@@ -145,15 +155,10 @@ export class CsiHandler implements Handler {
     await this.writer.markAttached(current, publishContext);
   }
 
-  private async syncDetach(va: VolumeAttachment, forced: boolean): Promise<void> {
-    const log = this.options.log.with({ va: va.metadata.name });
-    if (!this.writer.hasFinalizer(va) && !forced) {
-      log.v(4).info("VolumeAttachment is already detached");
-      return;
-    }
+  private async detach(va: VolumeAttachment, publication: Publication, { forced, log }: SyncContext): Promise<void> {
     log.v(2).info("Detaching", forced ? { forced } : {});
     try {
-      await this.unpublish(va);
+      await this.unpublish(publication);
       log.v(2).info("Detached");
       await this.markDetached(va);
     } catch (e: unknown) {
@@ -162,17 +167,12 @@ export class CsiHandler implements Handler {
     }
   }
 
-  /**
-   * unpublish releases the VA's volume from its node. The PV is only read,
-   * never written, and the node ID falls back to the one remembered on the
-   * VA: a node that was deleted, or whose driver pod is down, must still be
-   * detachable.
-   */
-  private async unpublish(va: VolumeAttachment): Promise<void> {
-    const { volume, nodeId } = resolvePublication(va, this.lookups, { remembered: true });
+  /** unpublish releases a VA's volume from its node. The PV is only read, never written. */
+  private async unpublish({ volume, nodeId: node }: Publication): Promise<void> {
     const source = resolvedOrThrow(volume);
     const secrets = await this.publishSecrets(source.csi);
-    const request: UnpublishRequest = { volumeId: source.csi.volumeHandle, nodeId: nodeIdOrThrow(nodeId), secrets };
+    if (!node.ok) throw node.error;
+    const request: UnpublishRequest = { volumeId: source.csi.volumeHandle, nodeId: node.id, secrets };
     await this.options.csi.controllerUnpublish(request, this.options.timeoutMs, { migrated: source.migrated });
   }
 
@@ -202,7 +202,8 @@ export class CsiHandler implements Handler {
       defaultFsType: options.defaultFsType,
     });
     const secrets = await this.publishSecrets(csi);
-    const nodeId = nodeIdOrThrow(node);
+    if (!node.ok) throw node.error;
+    const nodeId = node.id;
     return {
       volumeId: csi.volumeHandle,
       nodeId,
@@ -264,12 +265,6 @@ export class CsiHandler implements Handler {
 function resolvedOrThrow(resolution: VolumeResolution): ResolvedVolume {
   if (!resolution.ok) throw resolution.error;
   return resolution.volume;
-}
-
-/** nodeIdOrThrow rethrows why the node ID is not known, as it was: it becomes the VA's attachError or detachError. */
-function nodeIdOrThrow(node: NodeIdResolution): string {
-  if (!node.ok) throw node.error;
-  return node.id;
 }
 
 /** samePublication: both VAs stand for the same volume on the same node. */

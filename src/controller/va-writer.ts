@@ -2,7 +2,7 @@ import { grpcCode } from "../csi/errors";
 import type { AttacherApi } from "./attacher-api";
 import { isNotFound } from "../kube/errors";
 import type { EventRecorder } from "../kube/event-recorder";
-import { createMergePatch, isEmptyPatch, type JsonObject } from "../kube/merge-patch";
+import { createMergePatch, isEmptyPatch } from "../kube/merge-patch";
 import { volumeAttachmentReference } from "../kube/objects/event";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import { errorMessage } from "../util/error-message";
@@ -108,19 +108,17 @@ export class VolumeAttachmentWriter {
     const finalizers = va.metadata.finalizers ?? [];
     const annotations = va.metadata.annotations ?? {};
     const wantsFinalizer = !finalizers.includes(this.finalizer);
-    const wantsNodeId = annotations[nodeIdAnnotation] !== nodeId;
-    if (!wantsFinalizer && !wantsNodeId) return va;
-    const patch = createMergePatch(
-      { metadata: { finalizers: va.metadata.finalizers ?? undefined, annotations: va.metadata.annotations ?? undefined } },
-      {
-        metadata: {
-          finalizers: wantsFinalizer ? [...finalizers, this.finalizer] : va.metadata.finalizers ?? undefined,
-          annotations: { ...annotations, [nodeIdAnnotation]: nodeId },
-        },
-      },
-    );
     try {
-      return await this.patch(va.metadata.name, patch);
+      return await this.patch(
+        va,
+        { metadata: { finalizers: va.metadata.finalizers ?? undefined, annotations: va.metadata.annotations ?? undefined } },
+        {
+          metadata: {
+            finalizers: wantsFinalizer ? [...finalizers, this.finalizer] : va.metadata.finalizers ?? undefined,
+            annotations: { ...annotations, [nodeIdAnnotation]: nodeId },
+          },
+        },
+      );
     } catch (e: unknown) {
       throw new Error(`could not save VolumeAttachment: ${errorMessage(e)}`, { cause: e });
     }
@@ -136,9 +134,7 @@ export class VolumeAttachmentWriter {
     const next: Status = { ...rest, attached: true };
     if (Object.keys(publishContext).length > 0) next.attachmentMetadata = publishContext;
     else delete next.attachmentMetadata;
-    const patch = statusPatch(va, next);
-    if (isEmptyPatch(patch)) return va;
-    return this.patch(va.metadata.name, patch, "status");
+    return this.patch(va, { status: va.status ?? {} }, { status: next }, "status");
   }
 
   /**
@@ -159,10 +155,8 @@ export class VolumeAttachmentWriter {
       if (current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0) return;
     }
     const { detachError: _detachError, attachmentMetadata: _metadata, ...rest } = current.status ?? { attached: false };
-    const patch = statusPatch(current, { ...rest, attached: false });
-    if (isEmptyPatch(patch)) return;
     try {
-      await this.patch(va.metadata.name, patch, "status");
+      await this.patch(current, { status: current.status ?? {} }, { status: { ...rest, attached: false } }, "status");
     } catch (e: unknown) {
       if (!isNotFound(e)) throw e;
     }
@@ -172,28 +166,34 @@ export class VolumeAttachmentWriter {
   private async removeFinalizer(va: VolumeAttachment): Promise<VolumeAttachment> {
     const remaining = (va.metadata.finalizers ?? []).filter((name) => name !== this.finalizer);
     // Go marshals an empty finalizer list as absent, so the patch says null.
-    return this.patch(va.metadata.name, { metadata: { finalizers: remaining.length > 0 ? remaining : null } });
+    return this.patch(va, { metadata: { finalizers: va.metadata.finalizers ?? undefined } }, { metadata: { finalizers: remaining.length > 0 ? remaining : undefined } });
   }
 
   /** saveAttachError records why an attach failed in `status.attachError`, with the gRPC code when there is one. */
   async saveAttachError(va: VolumeAttachment, error: unknown): Promise<VolumeAttachment> {
     const attachError = this.volumeError(error, this.attachErrorCodes);
     this.events?.warning(volumeAttachmentReference(va.metadata), "AttachFailed", attachError.message);
-    const next: Status = { ...(va.status ?? { attached: false }), attachError };
-    return this.patch(va.metadata.name, statusPatch(va, next), "status");
+    return this.patch(va, { status: va.status ?? {} }, { status: { ...(va.status ?? { attached: false }), attachError } }, "status");
   }
 
   /** saveDetachError records why a detach failed in `status.detachError`; upstream v4.13 sets no errorCode here. */
   async saveDetachError(va: VolumeAttachment, error: unknown): Promise<VolumeAttachment> {
     const detachError = this.volumeError(error, false);
     this.events?.warning(volumeAttachmentReference(va.metadata), "DetachFailed", detachError.message);
-    const next: Status = { ...(va.status ?? { attached: false }), detachError };
-    return this.patch(va.metadata.name, statusPatch(va, next), "status");
+    return this.patch(va, { status: va.status ?? {} }, { status: { ...(va.status ?? { attached: false }), detachError } }, "status");
   }
 
-  /** patch sends one write and records the server's answer: every VA write of the attacher passes here. */
-  private async patch(name: string, patch: JsonObject, subresource?: "status"): Promise<VolumeAttachment> {
-    const written = await this.api.patchVolumeAttachment(name, patch, subresource);
+  /**
+   * patch is the writer's one patch helper, as upstream's patchVA: it sends
+   * the JSON merge patch that turns `before` (fields of `va` as cached) into
+   * `after`, nothing when they agree, and records the server's answer.
+   * Every VA write of the attacher passes here. Resolves with the VA to go
+   * on with: the server's answer, or `va` when nothing was sent.
+   */
+  private async patch(va: VolumeAttachment, before: object, after: object, subresource?: "status"): Promise<VolumeAttachment> {
+    const patch = createMergePatch(before, after);
+    if (isEmptyPatch(patch)) return va;
+    const written = await this.api.patchVolumeAttachment(va.metadata.name, patch, subresource);
     this.lastWrites?.record(written);
     return written;
   }
@@ -205,8 +205,4 @@ export class VolumeAttachmentWriter {
     const code = withCode ? grpcCode(error) : undefined;
     return code === undefined ? { message, time } : { message, time, errorCode: code };
   }
-}
-
-function statusPatch(va: VolumeAttachment, next: Status): JsonObject {
-  return createMergePatch({ status: va.status ?? {} }, { status: next });
 }

@@ -109,13 +109,12 @@ export interface Publication {
  * does: publishing to a node the driver did not register is wrong.
  */
 export function resolvePublication(va: VolumeAttachment, lookups: PublicationLookups, options: { readonly remembered: boolean }): Publication {
-  let nodeId: NodeIdResolution;
+  const volume = resolveVolume(va, lookups.pvs);
   try {
-    nodeId = { ok: true, id: nodeIdFor(lookups.csiNodes, lookups.driverName, va.spec.nodeName, options.remembered ? va : undefined) };
+    return { volume, nodeId: { ok: true, id: nodeIdFor(lookups.csiNodes, lookups.driverName, va.spec.nodeName, options.remembered ? va : undefined) } };
   } catch (error: unknown) {
-    nodeId = { ok: false, error };
+    return { volume, nodeId: { ok: false, error } };
   }
-  return { volume: resolveVolume(va, lookups.pvs), nodeId };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
 import { VolumeCapability_AccessMode_Mode as Mode } from "../../../gen/csi/v1/csi_pb";
-import { toCsiAccessMode } from "../../../src/controller/access-mode";
+import { toCsiAccessMode } from "../../../src/controller/volume-capability";
 
 describe("access modes", () => {
   const cases: [string[], Mode | string, Mode | string][] = [
