@@ -51,6 +51,7 @@ const usage = `usage: bun run bench/run.ts [options]
                             high limits; container-limit and floor need root and a memory cgroup)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
   --out DIR                 where reports go (default bench/results, quick/smoke: bench/results/scratch)
+  --label NAME              appended to the report's file names (<date>-NAME.json), e.g. container-limit
   -v N                      attacher verbosity for both (default 2; below 2 upstream's ready line is not logged)`;
 
 const { values: opts } = parseArgs({
@@ -64,6 +65,7 @@ const { values: opts } = parseArgs({
     only: { type: "string" },
     kinds: { type: "string", default: "ours,go" },
     out: { type: "string" },
+    label: { type: "string" },
     v: { type: "string", short: "v", default: "2" },
     help: { type: "boolean", default: false },
   },
@@ -307,7 +309,7 @@ const results: BenchResults = {
   scenarios,
 };
 mkdirSync(outDir, { recursive: true });
-const stem = join(outDir, date.slice(0, 16).replace(":", ""));
+const stem = join(outDir, `${date.slice(0, 16).replace(":", "")}${opts.label === undefined ? "" : `-${opts.label}`}`);
 writeFileSync(`${stem}.json`, `${JSON.stringify(results, null, 1)}\n`);
 writeFileSync(`${stem}.html`, renderHtml(results));
 writeFileSync(`${stem}.md`, renderMarkdown(results, `${stem.split("/").pop() ?? "report"}.html`));

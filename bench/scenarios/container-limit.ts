@@ -38,7 +38,7 @@ export const containerLimitMetrics: readonly MetricSpec[] = [
 ];
 
 /** CycleOutcome is one exec-to-all-gone cycle under one limit. */
-interface CycleOutcome {
+export interface CycleOutcome {
   readonly holds: boolean;
   readonly ms: number;
   readonly peakBytes: number;
@@ -95,7 +95,7 @@ export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinar
  * are gone afterwards: a crawling attacher gets its limit lifted to finish,
  * a dead one is replaced by an unconstrained one.
  */
-async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string, params: ContainerLimitParams, limitBytes: number | undefined, timeoutMs: number): Promise<CycleOutcome> {
+export async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string, params: ContainerLimitParams, limitBytes: number | undefined, timeoutMs: number): Promise<CycleOutcome> {
   await prepareOwnPvs(ctx.ground, params.volumes, ctx.ownPvs);
   ctx.watch.forget();
   const group = MemoryGroup.create(`bench-${label}-${process.pid}`);
