@@ -134,7 +134,7 @@ async function main(): Promise<void> {
   driver = info.name;
   finalizer = `external-attacher/${driver.replace(/[^a-zA-Z0-9-]/g, "-")}`;
   // A watch without a resourceVersion first sends every existing VA as ADDED: that is the only "list".
-  const watch = await apiFetch(target, "/apis/storage.k8s.io/v1/volumeattachments?watch=1");
+  const watch = await apiFetch(target, "/apis/storage.k8s.io/v1/volumeattachments?watch=1", { long: true });
   process.stderr.write('"Floor ready"\n');
   const reader = watch.body?.getReader();
   const decoder = new TextDecoder();

@@ -32,12 +32,14 @@ export async function readApiTarget(kubeconfigPath: string): Promise<ApiTarget> 
 }
 
 /** apiFetch sends one request to kube-apiserver; a status >= 300 throws with the answer's text. */
-export async function apiFetch(target: ApiTarget, path: string, init: { method?: string; contentType?: string; body?: string } = {}): Promise<Response> {
+export async function apiFetch(target: ApiTarget, path: string, init: { method?: string; contentType?: string; body?: string; long?: boolean } = {}): Promise<Response> {
   const res = await fetch(`${target.server}${path}`, {
     method: init.method ?? "GET",
     headers: { Authorization: `Bearer ${target.token}`, Accept: "application/json", ...(init.contentType === undefined ? {} : { "Content-Type": init.contentType }) },
     ...(init.body === undefined ? {} : { body: init.body }),
     tls: { ca: target.caPem },
+    // A watch may stay quiet for minutes: Bun would end it as idle.
+    ...(init.long === true ? { timeout: false } : {}),
   });
   if (res.status >= 300) throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${await res.text()}`);
   return res;

@@ -92,8 +92,7 @@ export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinar
  * runCycle execs the attacher in a fresh group under `limitBytes`, then
  * creates the VAs once it is ready and waits until all are attached and,
  * deleted, gone, within `timeoutMs` of the exec. Whatever happens, the VAs
- * are gone afterwards: a crawling attacher gets its limit lifted to finish,
- * a dead one is replaced by an unconstrained one.
+ * are gone afterwards (finishCycle).
  */
 export async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string, params: ContainerLimitParams, limitBytes: number | undefined, timeoutMs: number): Promise<CycleOutcome> {
   await prepareOwnPvs(ctx.ground, params.volumes, ctx.ownPvs);
@@ -134,23 +133,26 @@ export async function runCycle(ctx: BenchContext, binary: AttacherBinary, label:
   }
 }
 
-/** finishCycle makes sure every VA of the cycle is gone, then stops the attacher and removes the group. */
+/**
+ * finishCycle makes sure every VA of the cycle is gone, then removes the
+ * group. A cycle that failed is finished by a fresh attacher of the same
+ * kind without a limit: the floor client never retries, so the one that
+ * crawled may have dropped work it will not pick up again, while a fresh one
+ * sees every remaining VA in its first list (or watch).
+ */
 async function finishCycle(ctx: BenchContext, binary: AttacherBinary, label: string, params: ContainerLimitParams, group: MemoryGroup, attacher: RunningAttacher | undefined, names: readonly string[]): Promise<void> {
   try {
+    await attacher?.stop();
     if (names.length > 0 && ctx.watch.countGone(names) < names.length) {
-      let helper = attacher;
-      if (helper?.process.running === true) {
-        group.setLimit(undefined);
-      } else {
-        await attacher?.stop();
-        helper = ctx.start(binary, `${label}-cleanup`, params);
+      const helper = ctx.start(binary, `${label}-cleanup`, params);
+      try {
         await helper.waitReady(120_000);
+        await ctx.cleanUp(names, helper, `${label} cleanup`, 600_000);
+      } finally {
+        await helper.stop();
       }
-      await ctx.cleanUp(names, helper, `${label} cleanup`, 600_000);
-      if (helper !== attacher) await helper.stop();
     }
   } finally {
-    await attacher?.stop();
     group.remove();
   }
 }
