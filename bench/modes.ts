@@ -6,6 +6,7 @@
  */
 import type { AttacherLimits } from "./lib/bench-context.ts";
 import type { ColdStartParams } from "./scenarios/cold-start.ts";
+import type { ContainerLimitParams } from "./scenarios/container-limit.ts";
 import type { FairnessParams } from "./scenarios/fairness.ts";
 import type { LatencyParams } from "./scenarios/latency.ts";
 import type { MemoryParams } from "./scenarios/memory.ts";
@@ -30,6 +31,10 @@ export interface Mode {
   readonly memory?: MemoryParams;
   readonly latency?: LatencyParams;
   readonly fairness?: FairnessParams;
+  /** One cell per N: the smallest memory limit that holds N VAs. */
+  readonly containerLimit?: readonly ContainerLimitParams[];
+  /** Ours, Go and the bare floor client: idle memory, then one cycle of N VAs. */
+  readonly floor?: ThroughputParams;
   readonly pods?: PodsParams;
 }
 
@@ -48,6 +53,11 @@ export const modes: Record<ModeName, Mode> = {
     memory: { foreignPvs: 10_000, ownVas: 1000, workers: 100, ...highLimits },
     latency: { perSecond: 20, seconds: 30, workers: 10, ...highLimits },
     fairness: { backlog: 200, slowMs: 2000, workers: 10, ...highLimits },
+    containerLimit: [
+      { volumes: 300, workers: 10, stepMiB: 8, ...highLimits },
+      { volumes: 1000, workers: 10, stepMiB: 8, ...highLimits },
+    ],
+    floor: { volumes: 1000, workers: 10, ...highLimits },
     pods: { pods: 200, workers: 10, ...highLimits, ...controllerLimits },
   },
   quick: {
@@ -61,6 +71,8 @@ export const modes: Record<ModeName, Mode> = {
     memory: { foreignPvs: 2000, ownVas: 200, workers: 100, ...highLimits },
     // No fairness run: it would push quick past three minutes on a busy machine.
     latency: { perSecond: 20, seconds: 5, workers: 10, ...highLimits },
+    containerLimit: [{ volumes: 100, workers: 10, stepMiB: 16, ...highLimits }],
+    floor: { volumes: 200, workers: 10, ...highLimits },
     pods: { pods: 50, workers: 10, ...highLimits, ...controllerLimits },
   },
   smoke: {
@@ -71,6 +83,8 @@ export const modes: Record<ModeName, Mode> = {
     memory: { foreignPvs: 20, ownVas: 10, workers: 10, ...highLimits },
     latency: { perSecond: 10, seconds: 1, workers: 10, ...highLimits },
     fairness: { backlog: 4, slowMs: 200, workers: 2, ...highLimits },
+    containerLimit: [{ volumes: 10, workers: 10, stepMiB: 32, ...highLimits }],
+    floor: { volumes: 10, workers: 10, ...highLimits },
     pods: { pods: 4, workers: 10, ...highLimits, ...controllerLimits },
   },
 };

@@ -8,8 +8,9 @@
  *   bun run bench:smoke                 tiny N: proves the harness works (CI); asserts no speed
  *   bun run bench/run.ts --help         every option
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/cluster/components.ts";
 import type { AttacherBinary, AttacherKind } from "./lib/attacher-under-test.ts";
@@ -20,12 +21,16 @@ import { commandOutput, hostFacts } from "./lib/machine-facts.ts";
 import { note, progress } from "./lib/progress.ts";
 import { summarize } from "./lib/ratios.ts";
 import { summarizeLimit } from "./lib/limit-ratios.ts";
+import { summarizeFloor } from "./lib/floor-ratios.ts";
 import type { BenchResults, LimitRun, MetricSpec, RunResult, ScenarioResult } from "./lib/results.ts";
 import { VaWatch } from "./lib/va-watch.ts";
 import { modes, type ModeName } from "./modes.ts";
 import { renderHtml } from "./report/render-html.ts";
 import { formatNumber, renderMarkdown } from "./report/render-markdown.ts";
+import { buildFloor, type FloorBinaries } from "./lib/floor-build.ts";
 import { coldStartMetrics, runColdStart } from "./scenarios/cold-start.ts";
+import { containerLimitMetrics, runContainerLimit } from "./scenarios/container-limit.ts";
+import { floorMetrics, runFloorScenario } from "./scenarios/floor.ts";
 import { fairnessMetrics, runFairness } from "./scenarios/fairness.ts";
 import { latencyMetrics, runLatency } from "./scenarios/latency.ts";
 import { createBoundClaims, createControllerManagedNodes, podsMetrics, runPods } from "./scenarios/pods.ts";
@@ -42,11 +47,13 @@ const usage = `usage: bun run bench/run.ts [options]
   --driver fake|mock        CSI driver: the fault driver (default) or Kubernetes' mock driver
                             (mock: idle, throughput and limit only)
   --driver-latency-ms N     publish/unpublish latency of the fault driver (default 0)
-  --only a,b                only these scenarios: idle,throughput,limit,cold-start,memory,latency,fairness,pods
-                            (pods: kube-controller-manager's attach/detach controller drives the attacher)
-                            (limit: the bare client next to each throughput cell at high limits)
+  --only a,b                only these scenarios: idle,throughput,limit,cold-start,memory,latency,fairness,
+                            container-limit,floor,pods (limit: the bare client next to each throughput cell at
+                            high limits; container-limit and floor need root and a memory cgroup; pods:
+                            kube-controller-manager's attach/detach controller drives the attacher)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
   --out DIR                 where reports go (default bench/results, quick/smoke: bench/results/scratch)
+  --label NAME              appended to the report's file names (<date>-NAME.json), e.g. container-limit
   -v N                      attacher verbosity for both (default 2; below 2 upstream's ready line is not logged)`;
 
 const { values: opts } = parseArgs({
@@ -60,6 +67,7 @@ const { values: opts } = parseArgs({
     only: { type: "string" },
     kinds: { type: "string", default: "ours,go" },
     out: { type: "string" },
+    label: { type: "string" },
     v: { type: "string", short: "v", default: "2" },
     help: { type: "boolean", default: false },
   },
@@ -85,7 +93,7 @@ if (driverKind !== "fake" && driverKind !== "mock") {
 }
 /** What Kubernetes' mock driver can run: it has no latency to script, and only the throughput scenario is set up for its volumes. */
 const mockScenarios = ["idle", "throughput", "limit"];
-const allScenarios = ["idle", "throughput", "limit", "cold-start", "memory", "latency", "fairness", "pods"];
+const allScenarios = ["idle", "throughput", "limit", "cold-start", "memory", "latency", "fairness", "container-limit", "floor", "pods"];
 const onlyNames = opts.only?.split(",");
 const unknownScenario = onlyNames?.find((id) => !allScenarios.includes(id));
 if (unknownScenario !== undefined) {
@@ -106,7 +114,7 @@ if (driverKind === "mock") {
 const only = new Set(onlyNames ?? (driverKind === "mock" ? mockScenarios : allScenarios));
 const outDir = resolve(opts.out ?? join(repoRoot, "bench/results", modeName === "full" ? "" : "scratch"));
 const wanted = (id: string) => only.has(id);
-const kinds = opts.kinds.split(",").filter((k): k is AttacherKind => k === "ours" || k === "go");
+const kinds = opts.kinds.split(",").filter((k): k is "ours" | "go" => k === "ours" || k === "go");
 if (kinds.length === 0) throw new Error(`--kinds must name ours and/or go, not ${JSON.stringify(opts.kinds)}`);
 
 function positiveInt(flag: string, text: string): number {
@@ -129,7 +137,13 @@ if (driverKind === "mock" && onlyNames === undefined) note("--driver mock: runni
 const components = await ensureComponents();
 const goPath = opts["go-attacher"] ?? (kinds.includes("go") ? buildGoAttacher() : "");
 const oursPath = opts.ours ?? buildOurs();
-const binaries: Record<AttacherKind, AttacherBinary> = { ours: { kind: "ours", path: resolve(oursPath) }, go: { kind: "go", path: resolve(goPath) } };
+// The floor programs run only in the scenarios that compare against them.
+const floor: FloorBinaries | undefined = wanted("floor") || wanted("container-limit") ? buildFloor() : undefined;
+const binaries: Record<AttacherKind, AttacherBinary> = {
+  ours: { kind: "ours", path: resolve(oursPath) },
+  go: { kind: "go", path: privateCopy(resolve(goPath)) },
+  floor: { kind: "floor", path: floor?.bareAttacher ?? "" },
+};
 for (const binary of kinds.map((k) => binaries[k])) {
   if (!existsSync(binary.path)) throw new Error(`${binary.kind} attacher binary ${binary.path} does not exist`);
 }
@@ -153,13 +167,14 @@ async function runScenario(
   metrics: readonly MetricSpec[],
   notes: readonly string[],
   run: (binary: AttacherBinary, round: number) => Promise<RunResult>,
-  options: { attachers?: boolean; limit?: (round: number) => Promise<LimitRun> } = {},
+  options: { attachers?: boolean; limit?: (round: number) => Promise<LimitRun>; withFloor?: boolean } = {},
 ): Promise<void> {
+  const runKinds: AttacherKind[] = options.attachers === false ? [] : [...kinds, ...(options.withFloor === true ? (["floor"] as const) : [])];
   const runs: RunResult[] = [];
   const limitRuns: LimitRun[] = [];
   const failed: string[] = [];
   for (let round = 1; round <= rounds; round++) {
-    for (const kind of options.attachers === false ? [] : kinds) {
+    for (const kind of runKinds) {
       progress(`${title}: round ${round}/${rounds}, ${kind}`, true);
       try {
         const result = await run(binaries[kind], round);
@@ -186,7 +201,8 @@ async function runScenario(
       }
     }
   }
-  scenarios.push({ id, title, params, metrics, runs, notes: [...notes, ...failed], ...(options.limit === undefined ? {} : { limitRuns }) });
+  const runNotes = runs.flatMap((r) => r.notes ?? []);
+  scenarios.push({ id, title, params, metrics, runs, notes: [...notes, ...runNotes, ...failed], ...(options.limit === undefined ? {} : { limitRuns }) });
 }
 
 try {
@@ -243,6 +259,34 @@ try {
       (b, r) => runFairness(ctx, b, r, params, driverLatencyMs),
     );
   }
+  if (wanted("floor") && mode.floor !== undefined && floor !== undefined) {
+    const params = mode.floor;
+    const loadOnly = floor.loadOnly;
+    await runScenario(
+      "floor",
+      `Bun's floor: idle, then ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
+      { ...params },
+      floorMetrics,
+      ["floor = bench/floor/bare-attacher.ts (the same API writes and CSI calls per VA, a GET of the PV and CSINode per VA instead of caches, no queue); load-only = bench/floor/load-only.ts"],
+      (b, r) => runFloorScenario(ctx, b, r, params, loadOnly),
+      { withFloor: true },
+    );
+  }
+  if (wanted("container-limit") && mode.containerLimit !== undefined) {
+    for (const params of mode.containerLimit) {
+      await runScenario(
+        `container-limit-n${params.volumes}`,
+        `Container limit, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
+        { ...params, load: loadAverage() },
+        containerLimitMetrics,
+        [
+          "each run in its own memory cgroup, page cache dropped before each exec; a limit holds when exec-to-last-VA-gone ends within max(2x, +2 s) the unconstrained time, with no OOM kill and the process alive",
+        ],
+        (b, r) => runContainerLimit(ctx, b, r, params),
+        { withFloor: true },
+      );
+    }
+  }
   // Last: the controller's start-up takes over every VA it finds, so it
   // runs only once no other scenario makes VAs of its own.
   if (wanted("pods") && mode.pods !== undefined) {
@@ -288,13 +332,17 @@ const results: BenchResults = {
   scenarios,
 };
 mkdirSync(outDir, { recursive: true });
-const stem = join(outDir, date.slice(0, 16).replace(":", ""));
+const stem = join(outDir, `${date.slice(0, 16).replace(":", "")}${opts.label === undefined ? "" : `-${opts.label}`}`);
 writeFileSync(`${stem}.json`, `${JSON.stringify(results, null, 1)}\n`);
 writeFileSync(`${stem}.html`, renderHtml(results));
 writeFileSync(`${stem}.md`, renderMarkdown(results, `${stem.split("/").pop() ?? "report"}.html`));
 note(`wrote ${stem}.json, .html and .md in ${results.machine.wallSeconds} s`);
 for (const scenario of scenarios) {
-  for (const row of summarize(scenario)) note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}`);
+  const floorRows = summarizeFloor(scenario);
+  for (const row of summarize(scenario)) {
+    const f = floorRows.find((x) => x.metric === row.metric);
+    note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}${f === undefined ? "" : ` floor ${formatNumber(f.floor)} ours/floor ${formatNumber(f.oursOverFloor)}`}`);
+  }
   const limit = summarizeLimit(scenario);
   if (limit !== undefined) note(`${scenario.id} limit: ${formatNumber(limit.limit)} VA/s, ours/limit ${formatNumber(limit.oursOverLimit)}, go/limit ${formatNumber(limit.goOverLimit)}`);
 }
@@ -304,6 +352,24 @@ if (failures > 0) {
 }
 // The attachers' logs only matter when something failed.
 rmSync(ground.logDir, { recursive: true, force: true });
+
+/**
+ * privateCopy copies a binary other work on this machine may also run (the
+ * cached Go build), so its page cache is this bench's alone: a page another
+ * process keeps cached would not be charged to the container-limit group.
+ */
+function privateCopy(path: string): string {
+  if (path === "" || !wanted("container-limit")) return path;
+  const copy = join(mkdtempSync(join(tmpdir(), "bench-bin-")), basename(path));
+  copyFileSync(path, copy);
+  chmodSync(copy, 0o755);
+  return copy;
+}
+
+/** loadAverage is /proc/loadavg's 1, 5 and 15 minute figures, stamped on the container-limit cells: the machine is shared. */
+function loadAverage(): string {
+  return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+}
 
 function buildOurs(): string {
   note("building dist/csi-attacher from this tree");

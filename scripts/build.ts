@@ -17,6 +17,7 @@
  */
 import { existsSync } from "node:fs";
 import { $ } from "bun";
+import { compileExecArgv, compileExecArgvFlags } from "./compile-exec-argv";
 
 const outfile = process.env["ATTACHER_OUTFILE"] ?? "dist/csi-attacher";
 const bytecode = !process.argv.includes("--no-bytecode");
@@ -39,7 +40,7 @@ const commit = await gitCommit();
 // --sourcemap embeds the source map in the binary, so stack traces (and with
 // them the file:line of each klog-style log line) name source files, not the
 // minified bundle. The .map file written beside the binary is not needed.
-const flags = ["--compile", "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(bytecodeOrder ? [`--bytecode-order=${bytecodeOrderFile}`] : [])];
+const flags = ["--compile", "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(bytecodeOrder ? [`--bytecode-order=${bytecodeOrderFile}`] : []), ...compileExecArgvFlags()];
 await $`bun build ${flags} src/main.ts --outfile ${outfile}`.quiet();
 const size = Bun.file(outfile).size;
-console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, commit ${commit}${bytecode ? ", bytecode" : ""}${bytecodeOrder ? " in recorded order" : ""}) in ${Math.round(performance.now() - started)} ms`);
+console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, commit ${commit}${bytecode ? ", bytecode" : ""}${bytecodeOrder ? " in recorded order" : ""}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);

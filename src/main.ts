@@ -41,6 +41,7 @@ import { attachDetachLanes } from "./queue/attach-detach-lanes";
 import { BacklogWarning } from "./queue/backlog-warning";
 import { ItemExponentialFailureRateLimiter } from "./queue/rate-limiter";
 import { WorkQueue, type WorkQueueLanes } from "./queue/work-queue";
+import { memoryLimitFields, readOwnMemoryLimit } from "./util/cgroup-memory-limit";
 import { IdleCollector } from "./util/idle-collector";
 import { terminationLogPath, writeTerminationMessage } from "./util/termination-message";
 
@@ -72,6 +73,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const log = new Logger({ verbosity: config.verbosity, format: config.loggingFormat, vmodule: config.vmodule });
   log.info("Version", { version, commit: gitCommit });
+  log.v(2).info("Memory limit", memoryLimitFields(readOwnMemoryLimit(), process.execArgv));
   const stop = new AbortController();
   // In-flight CSI calls end within --timeout; the API writes that record
   // their outcome follow at once. Past that, something is stuck.

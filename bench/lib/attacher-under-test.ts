@@ -6,8 +6,8 @@ import { readFileSync } from "node:fs";
 import { spawnManaged, waitForCondition, type ManagedProcess } from "../../test/cluster/managed-process.ts";
 import { readCpuSeconds, readMemory } from "./proc-stats.ts";
 
-/** AttacherKind names the two implementations compared. */
-export type AttacherKind = "ours" | "go";
+/** AttacherKind names the implementations compared: ours, upstream's, and the bare floor client (bench/floor/bare-attacher.ts). */
+export type AttacherKind = "ours" | "go" | "floor";
 
 /** AttacherBinary is an implementation and the executable that runs it. */
 export interface AttacherBinary {
@@ -33,6 +33,8 @@ const sampleEveryMs = 200;
  */
 export function isReady(kind: AttacherKind, log: string): boolean {
   if (kind === "ours") return log.includes('"Caches synced"');
+  // The floor programs say so once their connections are open (the bare client: its watch answered).
+  if (kind === "floor") return log.includes('"Floor ready"');
   return /"Caches populated"[^\n]*\*v1\.VolumeAttachment/.test(log) && /"Caches populated"[^\n]*\*v1\.PersistentVolume"/.test(log);
 }
 
@@ -111,6 +113,8 @@ export interface StartOptions {
   readonly logName: string;
   /** Flags after --kubeconfig and --csi-address; the same for both kinds. */
   readonly args: readonly string[];
+  /** Wraps the command line, e.g. to join a memory cgroup before the exec (the pid stays the attacher's). Default: none. */
+  readonly wrap?: (argv: readonly string[]) => string[];
 }
 
 /** startAttacher execs the binary; it does not wait for readiness. */
@@ -119,7 +123,7 @@ export function startAttacher(binary: AttacherBinary, options: StartOptions): Ru
   const process = spawnManaged({
     name: options.logName,
     logDir: options.logDir,
-    command: [binary.path, `--kubeconfig=${options.kubeconfig}`, `--csi-address=${options.csiSocket}`, ...options.args],
+    command: (options.wrap ?? ((argv: readonly string[]) => [...argv]))([binary.path, `--kubeconfig=${options.kubeconfig}`, `--csi-address=${options.csiSocket}`, ...options.args]),
   });
   return new RunningAttacher(binary, process, execAt);
 }

@@ -32,8 +32,9 @@ export class BenchContext {
    * start execs an attacher with the flags both kinds share. -v=2 on both:
    * upstream's readiness line ("Caches populated") is logged at 2.
    */
-  start(binary: AttacherBinary, label: string, limits: AttacherLimits): RunningAttacher {
+  start(binary: AttacherBinary, label: string, limits: AttacherLimits, wrap?: (argv: readonly string[]) => string[]): RunningAttacher {
     return startAttacher(binary, {
+      ...(wrap === undefined ? {} : { wrap }),
       kubeconfig: this.ground.cluster.kubeconfigPath,
       csiSocket: this.ground.csiSocket,
       logDir: this.ground.logDir,

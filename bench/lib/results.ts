@@ -24,6 +24,22 @@ export interface RunResult {
   readonly rssCurve?: Series;
   /** Sorted latencies in ms, for a CDF. */
   readonly latenciesMs?: readonly number[];
+  /** The limits a container-limit run tried, in order. */
+  readonly limitTrials?: readonly LimitTrialRecord[];
+  /** What a reader needs beside the numbers (e.g. how a run failed under a limit); the report lists them with the scenario's notes. */
+  readonly notes?: readonly string[];
+}
+
+/** LimitTrialRecord is one run of the container-limit walk under one memory limit. */
+export interface LimitTrialRecord {
+  readonly limitMiB: number;
+  readonly holds: boolean;
+  /** How it failed: "oom-kill", "crawl" or "exited". */
+  readonly failure?: string;
+  /** What it got done before it was stopped. */
+  readonly detail?: string;
+  /** Exec to the last VA gone (or to the deadline). */
+  readonly seconds: number;
 }
 
 /** LimitRun is one round of the bare client (scenario 7) next to a throughput cell. */

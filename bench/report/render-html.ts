@@ -5,15 +5,16 @@
  */
 import { summarize } from "../lib/ratios.ts";
 import type { BenchResults, RunResult, ScenarioResult } from "../lib/results.ts";
-import { formatNumber, limitRows, machineLines, verdict } from "./render-markdown.ts";
+import { floorRows, formatNumber, limitRows, machineLines, verdict } from "./render-markdown.ts";
 import { escapeXml, lineChart, type ChartLine } from "./svg-line-chart.ts";
 
-const colors = { ours: "#1f6fd1", go: "#e07b00" } as const;
+const colors = { ours: "#1f6fd1", go: "#e07b00", floor: "#2a9d4a" } as const;
+const kindLabels = { ours: "ours", go: "Go", floor: "floor" } as const;
 
 function lines(runs: readonly RunResult[], pick: (r: RunResult) => readonly (readonly [number, number])[] | undefined): ChartLine[] {
   return runs.flatMap((run) => {
     const points = pick(run);
-    return points === undefined ? [] : [{ label: `${run.kind === "ours" ? "ours" : "Go"} r${run.round}`, color: colors[run.kind], points, dashed: run.round % 2 === 0 }];
+    return points === undefined ? [] : [{ label: `${kindLabels[run.kind]} r${run.round}`, color: colors[run.kind], points, dashed: run.round % 2 === 0 }];
   });
 }
 
@@ -61,6 +62,13 @@ export function renderHtml(results: BenchResults): string {
       : `<h2>Against the bare-client limit</h2>
 <p>A bare client making the same API writes per VA as an attacher (PV finalizer, VA finalizer and node-ID annotation, status; on delete the finalizer's removal), with no CSI call, no list, no watch and no cache, at the same worker count: the ceiling either attacher could reach on this machine. Median over rounds of each round's attacher/limit; issue 8's target is ours &gt;= 0.9.</p>
 <table><tr><th>scenario</th><th>limit (VA/s)</th><th>ours/limit</th><th>Go/limit</th></tr>${limits.map((row) => `<tr><td>${escapeXml(row.title)}</td><td>${formatNumber(row.limit)}</td><td>${formatNumber(row.oursOverLimit)}</td><td>${formatNumber(row.goOverLimit)}</td></tr>`).join("")}</table>`;
+  const floors = floorRows(results);
+  const floorTable =
+    floors.length === 0
+      ? ""
+      : `<h2>Ours, Go and Bun's floor</h2>
+<p>The floor is a bare compiled Bun client (bench/floor/bare-attacher.ts) making the same API writes and CSI calls per VA with no cache and no queue; load-only (floor a) loads only fetch over TLS and node:http2 and idles. What ours costs above the floor is our code's; what the floor costs above Go is the runtime's. Ratios are medians of per-round pairs.</p>
+<table><tr><th>scenario</th><th>metric</th><th>ours</th><th>Go</th><th>floor</th><th>ours/Go</th><th>ours/floor</th></tr>${floors.map((row) => `<tr><td>${escapeXml(row.title)}</td><td>${escapeXml(row.metric)} (${escapeXml(row.unit)})</td><td>${formatNumber(row.ours)}</td><td>${formatNumber(row.go)}</td><td>${formatNumber(row.floor)}</td><td>${formatNumber(row.ratio)}</td><td>${formatNumber(row.oursOverFloor)}</td></tr>`).join("")}</table>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>bun-csi-attacher vs Go csi-attacher, ${escapeXml(results.machine.date)}</title>
 <style>
@@ -76,6 +84,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 <p>Median over rounds of ours/Go; each round ran ours, then Go, on the same kube-apiserver, etcd and driver with the same flags. Hover a metric for its definition.</p>
 <table><tr><th>scenario</th><th>metric</th><th>ours (median)</th><th>Go (median)</th><th>ours/Go</th><th></th></tr>${ratioRows}</table>
 ${limitTable}
+${floorTable}
 ${results.scenarios.map(scenarioSection).join("\n")}
 </body></html>
 `;

@@ -1,5 +1,6 @@
 /** The markdown summary: machine facts and the ratio table, linking the HTML report. */
 import { summarizeLimit } from "../lib/limit-ratios.ts";
+import { summarizeFloor } from "../lib/floor-ratios.ts";
 import { summarize } from "../lib/ratios.ts";
 import type { BenchResults } from "../lib/results.ts";
 
@@ -29,12 +30,36 @@ export function limitRows(results: BenchResults): { title: string; limit: number
   });
 }
 
+/** FloorRow is one metric of a scenario the floor ran in: ours, Go and the floor side by side. */
+export interface FloorRow {
+  readonly title: string;
+  readonly metric: string;
+  readonly unit: string;
+  readonly ours: number;
+  readonly go: number;
+  readonly floor: number;
+  /** ours/Go */
+  readonly ratio: number;
+  readonly oursOverFloor: number;
+}
+
+/** floorRows are the metrics of every scenario the bare floor client ran in. */
+export function floorRows(results: BenchResults): FloorRow[] {
+  return results.scenarios.flatMap((scenario) => {
+    const floors = summarizeFloor(scenario);
+    return summarize(scenario).flatMap((row) => {
+      const floor = floors.find((f) => f.metric === row.metric);
+      return floor === undefined ? [] : [{ title: scenario.title, metric: row.metric, unit: row.unit, ours: row.ours, go: row.go, floor: floor.floor, ratio: row.ratio, oursOverFloor: floor.oursOverFloor }];
+    });
+  });
+}
+
 /** machineLines lists the facts every report carries. */
 export function machineLines(results: BenchResults): [string, string][] {
   const m = results.machine;
   return [
     ["date", m.date],
-    ["mode / rounds", `${m.mode} / ${m.rounds} (A B per round: ours then Go)`],
+    ["mode / rounds", `${m.mode} / ${m.rounds} (A B per round: ours then Go, then the floor where it runs)`],
     ["machine", `${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, Linux ${m.kernel} (shared with other work)`],
     ["Bun", m.bunVersion],
     ["ours", `${m.oursBinary} @ ${m.oursCommit}; honours --kube-api-qps: ${m.oursHonoursQps ? "yes" : "no"}`],
@@ -59,6 +84,12 @@ export function renderMarkdown(results: BenchResults, htmlName: string): string 
     lines.push("", "Against the bare-client limit (scenario 7: the same API writes per VA, no CSI, no caches, same workers; median over rounds of each round's attacher/limit):", "");
     lines.push("| scenario | limit (VA/s) | ours/limit | Go/limit |", "|---|---:|---:|---:|");
     for (const row of limits) lines.push(`| ${row.title} | ${formatNumber(row.limit)} | ${formatNumber(row.oursOverLimit)} | ${formatNumber(row.goOverLimit)} |`);
+  }
+  const floors = floorRows(results);
+  if (floors.length > 0) {
+    lines.push("", "Ours, Go and Bun's floor (the bare compiled client, bench/floor/bare-attacher.ts; load-only = floor a); ratios are medians of per-round pairs:", "");
+    lines.push("| scenario | metric | ours | Go | floor | ours/Go | ours/floor |", "|---|---|---:|---:|---:|---:|---:|");
+    for (const row of floors) lines.push(`| ${row.title} | ${row.metric} (${row.unit}) | ${formatNumber(row.ours)} | ${formatNumber(row.go)} | ${formatNumber(row.floor)} | ${formatNumber(row.ratio)} | ${formatNumber(row.oursOverFloor)} |`);
   }
   const notes = results.scenarios.flatMap((s) => s.notes.map((n) => `- ${s.title}: ${n}`));
   if (notes.length > 0) lines.push("", "Notes:", "", ...notes);

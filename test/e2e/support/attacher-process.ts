@@ -24,6 +24,8 @@ export interface AttacherOptions {
   readonly env?: Record<string, string>;
   /** The program to run instead of dist/csi-attacher (the soak's heap-probed run from source). */
   readonly binary?: string;
+  /** A command the attacher's command line is handed to, which must exec it (e.g. joining a memory cgroup first). Default: none. */
+  readonly launcher?: (argv: readonly string[]) => string[];
 }
 
 /**
@@ -63,17 +65,18 @@ const unthrottled = ["--kube-api-qps=1000", "--kube-api-burst=2000"];
 export async function startAttacher(options: AttacherOptions, waitForSync = true): Promise<AttacherProcess> {
   const binary = options.binary ?? attacherBinary;
   if (!existsSync(binary)) throw new Error(`${binary} is missing: run \`bun run build\` first`);
+  const command = [
+    ...(options.hostname === undefined ? [] : ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', options.hostname]),
+    binary,
+    `--kubeconfig=${options.kubeconfig}`,
+    `--csi-address=${options.csiAddress}`,
+    "-v=4",
+    ...unthrottled,
+    ...(options.args ?? []),
+  ];
   const process = spawnManaged({
     name: options.name ?? "attacher",
-    command: [
-      ...(options.hostname === undefined ? [] : ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', options.hostname]),
-      binary,
-      `--kubeconfig=${options.kubeconfig}`,
-      `--csi-address=${options.csiAddress}`,
-      "-v=4",
-      ...unthrottled,
-      ...(options.args ?? []),
-    ],
+    command: options.launcher === undefined ? command : options.launcher(command),
     logDir: options.logDir,
     ...(options.env ? { env: { ...globalThis.process.env, ...options.env } } : {}),
   });

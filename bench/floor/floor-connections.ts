@@ -1,0 +1,99 @@
+/**
+ * The two connections every attacher holds, opened the barest way Bun
+ * offers, for the floor programs (bench/floor/*.ts): `fetch` over TLS to
+ * kube-apiserver with a bearer token, and one `node:http2` session to the
+ * CSI driver's Unix socket carrying gRPC unary calls. Nothing else is
+ * loaded: no kubeconfig library, no Connect, no validation.
+ */
+import * as http2 from "node:http2";
+import * as net from "node:net";
+
+/** ApiTarget is what the floor reads from a kubeconfig: the test ground's form only (server, CA data, token). */
+export interface ApiTarget {
+  readonly server: string;
+  readonly caPem: string;
+  readonly token: string;
+}
+
+interface KubeconfigShape {
+  clusters?: { cluster?: { server?: string; "certificate-authority-data"?: string } }[];
+  users?: { user?: { token?: string } }[];
+}
+
+/** readApiTarget reads the first cluster and user of a kubeconfig. */
+export async function readApiTarget(kubeconfigPath: string): Promise<ApiTarget> {
+  const config = Bun.YAML.parse(await Bun.file(kubeconfigPath).text()) as KubeconfigShape;
+  const cluster = config.clusters?.[0]?.cluster;
+  const token = config.users?.[0]?.user?.token;
+  if (cluster?.server === undefined || cluster["certificate-authority-data"] === undefined || token === undefined) {
+    throw new Error(`${kubeconfigPath}: the floor needs a server, certificate-authority-data and a token`);
+  }
+  return { server: cluster.server, caPem: Buffer.from(cluster["certificate-authority-data"], "base64").toString("utf8"), token };
+}
+
+/** apiFetch sends one request to kube-apiserver; a status >= 300 throws with the answer's text. */
+export async function apiFetch(target: ApiTarget, path: string, init: { method?: string; contentType?: string; body?: string; long?: boolean } = {}): Promise<Response> {
+  const res = await fetch(`${target.server}${path}`, {
+    method: init.method ?? "GET",
+    headers: { Authorization: `Bearer ${target.token}`, Accept: "application/json", ...(init.contentType === undefined ? {} : { "Content-Type": init.contentType }) },
+    ...(init.body === undefined ? {} : { body: init.body }),
+    tls: { ca: target.caPem },
+    // A watch may stay quiet for minutes: Bun would end it as idle.
+    ...(init.long === true ? { timeout: false } : {}),
+  });
+  if (res.status >= 300) throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${await res.text()}`);
+  return res;
+}
+
+/** connectDriver opens one HTTP/2 session over the driver's socket and resolves once it is connected. */
+export function connectDriver(socketPath: string): Promise<http2.ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect("http://localhost", { createConnection: () => net.connect(socketPath) });
+    session.once("connect", () => resolve(session));
+    session.once("error", reject);
+  });
+}
+
+/** grpcUnary makes one gRPC unary call on `session`: a length-prefixed message out, one back; a non-zero grpc-status throws. */
+export function grpcUnary(session: http2.ClientHttp2Session, path: string, message: Uint8Array): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers" });
+    const chunks: Buffer[] = [];
+    let status: string | undefined;
+    let detail = "";
+    const take = (headers: http2.IncomingHttpHeaders) => {
+      const code = headers["grpc-status"];
+      if (code !== undefined) status = String(code);
+      const text = headers["grpc-message"];
+      if (text !== undefined) detail = decodeURIComponent(String(text));
+    };
+    // A trailers-only answer (an error) carries grpc-status in its headers.
+    stream.on("response", take);
+    stream.on("trailers", take);
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("error", reject);
+    stream.on("end", () => {
+      if (status !== "0") {
+        reject(new Error(`${path}: grpc-status ${status ?? "missing"} ${detail}`));
+        return;
+      }
+      const body = Buffer.concat(chunks);
+      resolve(body.subarray(5, 5 + body.readUInt32BE(1)));
+    });
+    const frame = Buffer.alloc(5 + message.length);
+    frame.writeUInt32BE(message.length, 1);
+    frame.set(message, 5);
+    stream.end(frame);
+  });
+}
+
+/** flagValue reads `--name=value` from argv (the form the bench passes). */
+export function flagValue(argv: readonly string[], name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return argv.find((arg) => arg.startsWith(prefix))?.slice(prefix.length);
+}
+
+/** exitOnSignals ends the program at SIGTERM/SIGINT (as PID 1, Bun ignores SIGTERM unless JS handles it). */
+export function exitOnSignals(): void {
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => process.exit(0));
+}

@@ -1,0 +1,26 @@
+/**
+ * Floor (a): a compiled Bun program that loads only what the attacher needs
+ * to talk to its two peers, makes one `fetch` over TLS to kube-apiserver and
+ * opens one `node:http2` session to the driver's socket, then idles. Its
+ * memory is what the runtime costs before any attacher code runs.
+ *
+ *   load-only --kubeconfig=PATH --csi-address=SOCKET   (other flags ignored)
+ */
+import { apiFetch, connectDriver, exitOnSignals, flagValue, readApiTarget } from "./floor-connections.ts";
+
+// No top-level await: a --bytecode build compiles to CommonJS, which has none.
+async function main(): Promise<void> {
+  exitOnSignals();
+  const argv = process.argv.slice(2);
+  const target = await readApiTarget(flagValue(argv, "kubeconfig") ?? "");
+  await (await apiFetch(target, "/version")).text();
+  const session = await connectDriver(flagValue(argv, "csi-address") ?? "");
+  process.stderr.write('"Floor ready"\n');
+  // Idle with both connections open, as an attacher with nothing to do.
+  setInterval(() => session.ping(() => undefined), 60_000);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`floor: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,158 @@
+/**
+ * Scenario 8, the container limit: the smallest memory limit under which an
+ * attacher still does its work, as a container's `resources.limits.memory`
+ * would hold it. Each run execs the attacher in a memory cgroup of its own
+ * (bench/lib/memory-cgroup.ts) after dropping the page cache, so the pages
+ * of its binary are charged to it as in a fresh container; then N VAs are
+ * created, attached, deleted and detached.
+ *
+ * First without a limit: the group's peak usage and the cycle's time (exec to
+ * the last VA gone). Then the limit walks down (bench/lib/limit-walk.ts): a
+ * limit holds when the whole cycle ends within twice the unconstrained time,
+ * no OOM kill was recorded for the group, and the process still runs.
+ * Below the smallest limit that holds, the first failure says how an
+ * attacher fails: killed, or crawling as the kernel evicts its code pages.
+ */
+import type { AttacherBinary, RunningAttacher } from "../lib/attacher-under-test.ts";
+import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
+import { createVas, deleteVas, prepareOwnPvs } from "../lib/bench-ground.ts";
+import { classifyFailure, deadlineMs, LimitWalk, type FailureKind } from "../lib/limit-walk.ts";
+import { dropPageCache, MemoryGroup } from "../lib/memory-cgroup.ts";
+import type { MetricSpec, RunResult } from "../lib/results.ts";
+
+const MiB = 1024 * 1024;
+
+/** ContainerLimitParams is one cell: N VAs at the given limits, the walk's step. */
+export interface ContainerLimitParams extends AttacherLimits {
+  readonly volumes: number;
+  /** Granularity of the limits tried, MiB. */
+  readonly stepMiB: number;
+}
+
+export const containerLimitMetrics: readonly MetricSpec[] = [
+  { name: "smallestLimitMiB", unit: "MiB", better: "lower", description: "smallest memory cgroup limit under which all VAs attached and detached within 2x the unconstrained time, with no OOM kill (page cache included, as a container's limit counts it)" },
+  { name: "peakMiB", unit: "MiB", better: "lower", description: "the group's peak usage without a limit (v1 memory.max_usage_in_bytes / v2 memory.peak; binary pages included)" },
+  { name: "firstFailureMiB", unit: "MiB", better: "lower", description: "the largest limit below the smallest holding one that failed (how: in the notes)" },
+  { name: "unconstrainedSeconds", unit: "s", better: "lower", description: "exec to the last VA gone without a limit" },
+  { name: "failedByOomKill", unit: "0/1", better: "lower", description: "1 when the first failure on the way down was an OOM kill, 0 when the attacher crawled or ended otherwise" },
+];
+
+/** CycleOutcome is one exec-to-all-gone cycle under one limit. */
+export interface CycleOutcome {
+  readonly holds: boolean;
+  readonly ms: number;
+  readonly peakBytes: number;
+  readonly failure?: FailureKind;
+  readonly detail?: string;
+}
+
+/** runContainerLimit measures one attacher: unconstrained, then the walk down. */
+export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinary, round: number, params: ContainerLimitParams): Promise<RunResult> {
+  const label = `cl-n${params.volumes}-r${round}-${binary.kind}`;
+  let cycles = 0;
+  const cycle = (limitBytes: number | undefined, timeoutMs: number) => runCycle(ctx, binary, `${label}-${cycles++}`, params, limitBytes, timeoutMs);
+
+  const free = await cycle(undefined, 600_000);
+  if (!free.holds) throw new Error(`${binary.kind} failed without a memory limit: ${free.failure ?? ""} ${free.detail ?? ""}`);
+  const deadline = deadlineMs(free.ms);
+  const walk = new LimitWalk({ peakBytes: free.peakBytes, stepBytes: params.stepMiB * MiB, minBytes: 16 * MiB });
+  for (let limit = walk.next(); limit !== undefined; limit = walk.next()) {
+    const outcome = await cycle(limit, deadline);
+    walk.record({ limitBytes: limit, holds: outcome.holds, seconds: outcome.ms / 1000, ...(outcome.failure === undefined ? {} : { failure: outcome.failure }), ...(outcome.detail === undefined ? {} : { detail: outcome.detail }) });
+  }
+  const smallest = walk.smallestHolding();
+  const first = walk.firstFailure();
+  const trials = walk.trials.map((t) => ({
+    limitMiB: t.limitBytes / MiB,
+    holds: t.holds,
+    seconds: round3(t.seconds),
+    ...(t.failure === undefined ? {} : { failure: t.failure }),
+    ...(t.detail === undefined ? {} : { detail: t.detail }),
+  }));
+  const walkText = trials.map((t) => `${t.limitMiB}${t.holds ? " holds" : ` ${t.failure ?? "fails"}`}`).join(", ");
+  return {
+    kind: binary.kind,
+    round,
+    metrics: {
+      smallestLimitMiB: smallest === undefined ? Number.NaN : smallest / MiB,
+      peakMiB: round3(free.peakBytes / MiB),
+      firstFailureMiB: first === undefined ? Number.NaN : first.limitBytes / MiB,
+      unconstrainedSeconds: round3(free.ms / 1000),
+      failedByOomKill: first === undefined ? Number.NaN : first.failure === "oom-kill" ? 1 : 0,
+    },
+    limitTrials: trials,
+    notes: [
+      `${binary.kind} r${round}: unconstrained ${round3(free.ms / 1000)} s, peak ${round3(free.peakBytes / MiB)} MiB; walk (MiB) ${walkText}` +
+        (first === undefined ? "" : `; fails first at ${first.limitBytes / MiB} MiB by ${first.failure ?? "?"}${first.detail === undefined ? "" : ` (${first.detail})`}`),
+    ],
+  };
+}
+
+/**
+ * runCycle execs the attacher in a fresh group under `limitBytes`, then
+ * creates the VAs once it is ready and waits until all are attached and,
+ * deleted, gone, within `timeoutMs` of the exec. Whatever happens, the VAs
+ * are gone afterwards (finishCycle).
+ */
+export async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string, params: ContainerLimitParams, limitBytes: number | undefined, timeoutMs: number): Promise<CycleOutcome> {
+  await prepareOwnPvs(ctx.ground, params.volumes, ctx.ownPvs);
+  ctx.watch.forget();
+  const group = MemoryGroup.create(`bench-${label}-${process.pid}`);
+  group.setLimit(limitBytes);
+  dropPageCache();
+  let attacher: RunningAttacher | undefined;
+  let names: string[] = [];
+  const deleted = { started: false };
+  try {
+    attacher = ctx.start(binary, label, params, (argv) => group.command(argv));
+    const until = attacher.execAt + timeoutMs;
+    const left = () => Math.max(1, until - performance.now());
+    const running = attacher;
+    try {
+      await running.waitReady(left());
+      names = await createVas(ctx.ground.admin, label, params.volumes);
+      const attached = () => ctx.watch.countAttached(names);
+      await ctx.waitFor(`${label}: all attached`, () => attached() === names.length, () => `${label}: attached ${attached()}/${names.length}`, left(), running);
+      deleted.started = true;
+      await deleteVas(ctx.ground.admin, names);
+      const gone = () => ctx.watch.countGone(names);
+      await ctx.waitFor(`${label}: VAs gone`, () => gone() === names.length, () => `${label}: gone ${gone()}/${names.length}`, left(), running);
+      const ms = performance.now() - running.execAt;
+      const oomKills = group.oomKills();
+      if (oomKills > 0) return { holds: false, ms, peakBytes: group.peakBytes(), failure: "oom-kill", detail: "finished, but the group recorded an OOM kill" };
+      return { holds: true, ms, peakBytes: group.peakBytes() };
+    } catch (e: unknown) {
+      const ms = performance.now() - running.execAt;
+      const failure = classifyFailure(group.oomKills(), running.process.running);
+      const progress = names.length === 0 ? "not ready" : `${ctx.watch.countAttached(names)}/${names.length} attached, ${deleted.started ? ctx.watch.countGone(names) : 0}/${names.length} gone`;
+      const detail = `${progress} after ${round3(ms / 1000)} s${failure === "exited" ? `; ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` : ""}`;
+      return { holds: false, ms, peakBytes: group.peakBytes(), failure, detail };
+    }
+  } finally {
+    await finishCycle(ctx, binary, label, params, group, attacher, names);
+  }
+}
+
+/**
+ * finishCycle makes sure every VA of the cycle is gone, then removes the
+ * group. A cycle that failed is finished by a fresh attacher of the same
+ * kind without a limit: the floor client never retries, so the one that
+ * crawled may have dropped work it will not pick up again, while a fresh one
+ * sees every remaining VA in its first list (or watch).
+ */
+async function finishCycle(ctx: BenchContext, binary: AttacherBinary, label: string, params: ContainerLimitParams, group: MemoryGroup, attacher: RunningAttacher | undefined, names: readonly string[]): Promise<void> {
+  try {
+    await attacher?.stop();
+    if (names.length > 0 && ctx.watch.countGone(names) < names.length) {
+      const helper = ctx.start(binary, `${label}-cleanup`, params);
+      try {
+        await helper.waitReady(120_000);
+        await ctx.cleanUp(names, helper, `${label} cleanup`, 600_000);
+      } finally {
+        await helper.stop();
+      }
+    }
+  } finally {
+    group.remove();
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Scenario 9, Bun's floor: the same figures for ours, Go and the bare floor
+ * client (bench/floor/bare-attacher.ts: the same API writes and CSI calls
+ * per VA, no cache, no queue), so that a gap to Go splits into what the
+ * runtime costs (floor vs Go) and what our code costs (ours vs floor). Idle
+ * memory is read on an empty cluster, then one throughput cycle of N VAs
+ * gives CPU and peak RSS. The floor's run also idles the load-only program
+ * (bench/floor/load-only.ts: one fetch over TLS, one node:http2 session,
+ * nothing else), the least a Bun attacher can weigh.
+ */
+import type { AttacherBinary } from "../lib/attacher-under-test.ts";
+import type { BenchContext } from "../lib/bench-context.ts";
+import type { MetricSpec, RunResult } from "../lib/results.ts";
+import { idleMetrics, runIdle } from "./memory.ts";
+import { runThroughput, throughputMetrics, type ThroughputParams } from "./throughput.ts";
+
+export const floorMetrics: readonly MetricSpec[] = [
+  ...idleMetrics.filter((m) => m.name !== "hwmMiB"),
+  ...throughputMetrics.filter((m) => ["cpuSecondsPer1000", "peakRssMiB", "attachSeconds", "detachSeconds"].includes(m.name)),
+  { name: "loadOnlyIdleRssMiB", unit: "MiB", better: "lower", description: "floor (a): VmRSS of a compiled program that only made one fetch over TLS and opened one node:http2 session, idle (floor row only)" },
+  { name: "loadOnlyIdleAnonMiB", unit: "MiB", better: "lower", description: "floor (a): its RssAnon (floor row only)" },
+];
+
+/** runFloorScenario idles, then cycles N VAs, with `binary`; for the floor, idles the load-only program first. */
+export async function runFloorScenario(ctx: BenchContext, binary: AttacherBinary, round: number, params: ThroughputParams, loadOnlyPath: string): Promise<RunResult> {
+  const loadOnly = binary.kind === "floor" ? await runIdle(ctx, { kind: "floor", path: loadOnlyPath }, round, params) : undefined;
+  const idle = await runIdle(ctx, binary, round, params);
+  const cycle = await runThroughput(ctx, binary, round, params);
+  const pick = (metrics: Readonly<Record<string, number>>, names: readonly string[]) => Object.fromEntries(names.map((n) => [n, metrics[n] ?? Number.NaN]));
+  return {
+    kind: binary.kind,
+    round,
+    metrics: {
+      ...pick(idle.metrics, ["idleRssMiB", "idleAnonMiB"]),
+      ...pick(cycle.metrics, ["cpuSecondsPer1000", "peakRssMiB", "attachSeconds", "detachSeconds"]),
+      ...(loadOnly === undefined ? {} : { loadOnlyIdleRssMiB: loadOnly.metrics["idleRssMiB"] ?? Number.NaN, loadOnlyIdleAnonMiB: loadOnly.metrics["idleAnonMiB"] ?? Number.NaN }),
+    },
+    ...(cycle.attachedCurve === undefined ? {} : { attachedCurve: cycle.attachedCurve }),
+    ...(cycle.rssCurve === undefined ? {} : { rssCurve: cycle.rssCurve }),
+  };
+}
