@@ -14,8 +14,10 @@ describe("image identity", () => {
   });
 
   it("reads version and commit from the binary's --version line", () => {
-    expect(parseVersionLine("csi-attacher 0.1.0 (commit 788e42efd21a-dirty)\n")).toEqual({ version: "0.1.0", commit: "788e42efd21a-dirty" });
+    expect(parseVersionLine("csi-attacher 0.1.0 (commit 788e42efd21a-dirty, linux/arm64)\n")).toEqual({ version: "0.1.0", commit: "788e42efd21a-dirty", platform: "linux/arm64" });
     expect(() => parseVersionLine("bun 1.4.5")).toThrow(ImageBuildError);
+    // The line before the platform was added: an image cannot say which CPU such a binary is for.
+    expect(() => parseVersionLine("csi-attacher 0.1.0 (commit 788e42efd21a)\n")).toThrow(ImageBuildError);
   });
 
   it("takes SOURCE_DATE_EPOCH when set and refuses one that is not seconds", () => {
