@@ -12,12 +12,14 @@ export interface BuildTarget {
   readonly bunTarget: string;
   /** The npm package holding that Bun runtime; package-lock.json pins its version and integrity. */
   readonly runtimePackage: string;
+  /** QEMU's user-mode emulator of that CPU (Debian's qemu-user-static), to run the binary on another. */
+  readonly qemuUserStatic: string;
 }
 
 /** The platforms the image ships: Bun compiles for glibc Linux on x64 and arm64. */
 export const buildTargets: readonly BuildTarget[] = [
-  { platform: "linux/amd64", architecture: "amd64", nodeArch: "x64", bunTarget: "bun-linux-x64", runtimePackage: "@oven/bun-linux-x64" },
-  { platform: "linux/arm64", architecture: "arm64", nodeArch: "arm64", bunTarget: "bun-linux-arm64", runtimePackage: "@oven/bun-linux-aarch64" },
+  { platform: "linux/amd64", architecture: "amd64", nodeArch: "x64", bunTarget: "bun-linux-x64", runtimePackage: "@oven/bun-linux-x64", qemuUserStatic: "qemu-x86_64-static" },
+  { platform: "linux/arm64", architecture: "arm64", nodeArch: "arm64", bunTarget: "bun-linux-arm64", runtimePackage: "@oven/bun-linux-aarch64", qemuUserStatic: "qemu-aarch64-static" },
 ];
 
 /** targetFor reads `linux/arm64` (or Docker's TARGETARCH spelling `arm64`) into its target. */

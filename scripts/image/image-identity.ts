@@ -29,12 +29,13 @@ export function parseVersionLine(line: string): BinaryIdentity {
 }
 
 /**
- * binaryIdentity asks the binary itself for its version and commit, so the
- * image's labels describe the file inside it, whatever tree the image is
- * built from.
+ * binaryIdentity asks the binary itself for its version, commit and
+ * platform, so the image's labels describe the file inside it, whatever
+ * tree the image is built from. `runner` runs a binary of another CPU (an
+ * emulator and its flags).
  */
-export function binaryIdentity(binary: string): BinaryIdentity {
-  return parseVersionLine(runTool([binary, "--version"]));
+export function binaryIdentity(binary: string, runner: readonly string[] = []): BinaryIdentity {
+  return parseVersionLine(runTool([...runner, binary, "--version"]));
 }
 
 /**
