@@ -18,7 +18,7 @@
  * distroless base.
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import packageJson from "../package.json" with { type: "json" };
@@ -29,7 +29,7 @@ import { writeImageArchive } from "./image/image-archive";
 import { binaryIdentity, imageName, qualifiedImageName, sourceDateEpoch, type BinaryIdentity } from "./image/image-identity";
 import { writeOciLayout, type PlatformImage } from "./image/oci-layout";
 import { writePlatformIndex } from "./image/platform-index";
-import { ensureDpkgArchitecture, fetchPinnedPackage, packageLockPath, parsePackageLock, pinFor, updatePins, type PackageLock } from "./image/pinned-packages";
+import { debCache, ensureDpkgArchitecture, fetchPinnedPackage, packageLockPath, parsePackageLock, pinFor, updatePins, type PackageLock } from "./image/pinned-packages";
 import { emulatorTools, ensureTools, requiredTools } from "./image/required-tools";
 import { writeReproducibleTar } from "./image/reproducible-tar";
 import { runTool } from "./image/run-tool";
@@ -44,9 +44,6 @@ const { values: options } = parseArgs({
   },
   strict: true,
 });
-
-/** Downloaded .deb files, kept across builds and checked against their pins on every use. */
-const debCache = join(process.env["XDG_CACHE_HOME"] ?? join(homedir(), ".cache"), "bun-csi-attacher", "debs");
 
 /** rfc3339 spells seconds since the epoch as umoci's --created wants them. */
 function rfc3339(seconds: number): string {

@@ -24,6 +24,10 @@ export interface AttacherOptions {
   readonly env?: Record<string, string>;
   /** The program to run instead of dist/csi-attacher (the soak's heap-probed run from source). */
   readonly binary?: string;
+  /** A command the binary runs under, before it on the command line (QEMU for another CPU's binary). Default: none. */
+  readonly wrapper?: readonly string[];
+  /** How long to wait for the caches to sync. Default 30 s. */
+  readonly syncTimeoutMs?: number;
 }
 
 /**
@@ -67,6 +71,7 @@ export async function startAttacher(options: AttacherOptions, waitForSync = true
     name: options.name ?? "attacher",
     command: [
       ...(options.hostname === undefined ? [] : ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', options.hostname]),
+      ...(options.wrapper ?? []),
       binary,
       `--kubeconfig=${options.kubeconfig}`,
       `--csi-address=${options.csiAddress}`,
@@ -78,6 +83,6 @@ export async function startAttacher(options: AttacherOptions, waitForSync = true
     ...(options.env ? { env: { ...globalThis.process.env, ...options.env } } : {}),
   });
   const attacher = new AttacherProcess(process);
-  if (waitForSync) await attacher.waitForLog(/"Caches synced"/);
+  if (waitForSync) await attacher.waitForLog(/"Caches synced"/, options.syncTimeoutMs);
   return attacher;
 }
