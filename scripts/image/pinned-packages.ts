@@ -14,7 +14,7 @@ import { PinError, ToolError } from "./errors";
 import { runTool } from "./run-tool";
 
 /** Downloaded .deb files, kept across builds and checked against their pins on every use. */
-export const debCache = join(process.env["XDG_CACHE_HOME"] ?? join(homedir(), ".cache"), "bun-csi-attacher", "debs");
+export const debCache = join(process.env["XDG_CACHE_HOME"] || join(homedir(), ".cache"), "bun-csi-attacher", "debs");
 
 /** Where the lock file lives, from the repository root. */
 export const packageLockPath = "deploy/image/base-packages.lock.json";
