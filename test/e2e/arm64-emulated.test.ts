@@ -16,6 +16,12 @@ import { run } from "./support/sidecar-image";
  * QEMU's user-mode emulation on an amd64 machine. Emulation is slow and its
  * speed says nothing about an arm64 CPU: the timeouts are generous, the
  * volumes few, and every assertion is about behaviour.
+ *
+ * JavaScriptCore's JIT runs as it would on arm64 (no BUN_JSC_useJIT=0):
+ * QEMU 7.2 translates the code JSC writes at run time as it does any other.
+ * Checked with a cross-compiled hot loop over numbers, strings and objects:
+ * the same result with the JIT on, with DFG/FTL off and with the JIT off
+ * (about 2.5 s, 7.5 s and 28 s under QEMU: the tiers do run).
  */
 const driverName = "arm64.fake.csi.test";
 const node = "arm64-node";
