@@ -11,15 +11,34 @@
  * With bytecode, scripts/bytecode-order.txt (a recorded cold start, see
  * scripts/record-bytecode-order.ts) orders it, if the file is there.
  *
- *   bun run build                      # dist/csi-attacher
+ * `--target=linux/arm64` (or linux/amd64) cross-compiles for that platform
+ * into dist/csi-attacher-<arch>, from the Bun runtime of that CPU that
+ * package-lock.json pins (scripts/build/target-runtime.ts fetches it from
+ * the npm registry once and checks it).
+ *
+ *   bun run build                      # dist/csi-attacher, for this machine's CPU
+ *   bun run build --target=linux/arm64 # dist/csi-attacher-arm64
  *   bun run build --no-bytecode        # without precompiled bytecode (for comparing)
  *   bun run build --no-bytecode-order  # bytecode in Bun's own order (for comparing)
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { $ } from "bun";
 import { compileExecArgv, compileExecArgvFlags } from "./compile-exec-argv";
+import { defaultOutfile, hostTarget, targetFor, type BuildTarget } from "./build/build-targets";
+import { BuildError } from "./build/errors";
+import { targetRuntime } from "./build/target-runtime";
 
-const outfile = process.env["ATTACHER_OUTFILE"] ?? "dist/csi-attacher";
+/** The --target=PLATFORM flag; `bun run build -- --target=...` passes a bare "--" first. */
+const targetFlag = process.argv.find((arg) => arg.startsWith("--target="))?.slice("--target=".length);
+let target: BuildTarget | undefined;
+try {
+  target = targetFlag === undefined || targetFlag === "" ? undefined : targetFor(targetFlag);
+} catch (e: unknown) {
+  if (!(e instanceof BuildError)) throw e;
+  console.error(`bun run build: ${e.message}`);
+  process.exit(2);
+}
+const outfile = process.env["ATTACHER_OUTFILE"] ?? defaultOutfile(target);
 const bytecode = !process.argv.includes("--no-bytecode");
 const bytecodeOrderFile = "scripts/bytecode-order.txt";
 const bytecodeOrder = bytecode && !process.argv.includes("--no-bytecode-order") && existsSync(bytecodeOrderFile);
@@ -35,12 +54,29 @@ async function gitCommit(): Promise<string> {
   return `${head.stdout.toString().trim()}${dirty ? "-dirty" : ""}`;
 }
 
+/**
+ * crossFlags are the `bun build` flags that make a binary for `target`:
+ * none for this machine's own CPU (Bun copies itself), else the target and
+ * the checked runtime of that CPU.
+ */
+async function crossFlags(target: BuildTarget | undefined): Promise<string[]> {
+  if (target === undefined || target === hostTarget()) return [];
+  try {
+    return [`--target=${target.bunTarget}`, `--compile-executable-path=${await targetRuntime(target, readFileSync("package-lock.json", "utf8"))}`];
+  } catch (e: unknown) {
+    if (!(e instanceof BuildError)) throw e;
+    console.error(`bun run build: ${e.message}`);
+    process.exit(1);
+  }
+}
+
 const started = performance.now();
 const commit = await gitCommit();
+const cross = await crossFlags(target);
 // --sourcemap embeds the source map in the binary, so stack traces (and with
 // them the file:line of each klog-style log line) name source files, not the
 // minified bundle. The .map file written beside the binary is not needed.
-const flags = ["--compile", "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(bytecodeOrder ? [`--bytecode-order=${bytecodeOrderFile}`] : []), ...compileExecArgvFlags()];
+const flags = ["--compile", ...cross, "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(bytecodeOrder ? [`--bytecode-order=${bytecodeOrderFile}`] : []), ...compileExecArgvFlags()];
 await $`bun build ${flags} src/main.ts --outfile ${outfile}`.quiet();
 const size = Bun.file(outfile).size;
-console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, commit ${commit}${bytecode ? ", bytecode" : ""}${bytecodeOrder ? " in recorded order" : ""}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);
+console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, ${(target ?? hostTarget())?.platform ?? process.arch}, commit ${commit}${bytecode ? ", bytecode" : ""}${bytecodeOrder ? " in recorded order" : ""}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);

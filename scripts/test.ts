@@ -9,6 +9,7 @@
  * (oven-sh/bun#7789). It closes with a "N passed, N failed" line.
  */
 import { $ } from "bun";
+import { buildTargets, defaultOutfile, hostTarget } from "./build/build-targets";
 
 interface Counts {
   passed: number;
@@ -81,10 +82,18 @@ await step("test ground components (Go, cached by version; the first build takes
 await step("binary", async () => {
   await $`bun run scripts/build.ts`;
 });
-// The sidecar image, without a container engine (dist/csi-attacher-image.tar);
-// the end-to-end tests build their own copies and run one under runc.
+// The other CPU's binary (dist/csi-attacher-arm64 on amd64), cross-compiled:
+// the image's second platform, and what test/e2e/arm64-emulated runs under QEMU.
+const crossTargets = buildTargets.filter((target) => target !== hostTarget());
+await step(`cross-compiled binaries (${crossTargets.map((target) => target.platform).join(", ")})`, async () => {
+  for (const target of crossTargets) await $`bun run scripts/build.ts --target=${target.platform}`;
+});
+// The multi-platform sidecar image, without a container engine
+// (dist/csi-attacher-image.tar); the end-to-end tests build their own
+// copies and run this machine's platform under runc.
 await step("image", async () => {
-  await $`bun run scripts/image.ts --binary=dist/csi-attacher`;
+  const crossBinaries = crossTargets.map((target) => `--binary-${target.architecture}=${defaultOutfile(target)}`);
+  await $`bun run scripts/image.ts --binary=dist/csi-attacher ${crossBinaries}`;
 });
 await step("unit tests", () => bunTest(30_000, ["test/unit"]));
 // E2E_SHARDS=1 runs them one file after another, with the report streamed.

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { parseConfig, type Config } from "./cli/config";
 import { FlagError } from "./cli/errors";
 import { usage } from "./cli/usage";
-import { gitCommit, version, versionLine } from "./cli/version";
+import { gitCommit, platform, version, versionLine } from "./cli/version";
 import { AttachController, vaWorkKind } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
 import { ForcedSyncs } from "./controller/forced-syncs";
@@ -72,7 +72,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   const log = new Logger({ verbosity: config.verbosity, format: config.loggingFormat, vmodule: config.vmodule });
-  log.info("Version", { version, commit: gitCommit });
+  log.info("Version", { version, commit: gitCommit, platform });
   log.v(2).info("Memory limit", memoryLimitFields(readOwnMemoryLimit(), process.execArgv));
   const stop = new AbortController();
   // In-flight CSI calls end within --timeout; the API writes that record

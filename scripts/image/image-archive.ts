@@ -12,23 +12,18 @@
  *   is what skopeo's `oci-archive:FILE:NAME` looks up.
  * - manifest.json beside it is Docker's own index: a Docker engine that
  *   stores images itself (no containerd image store) loads only from it.
- *   It points at the same blobs, so the image is stored once.
+ *   It points at the same blobs, so the image is stored once. It cannot
+ *   say which platform an entry is for, so it lists each platform's image
+ *   under the same tag, amd64 last: such an engine loads every entry unless
+ *   `docker load --platform` picks one (moby's tarexport), and the last
+ *   loaded holds the tag.
  */
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import * as v from "valibot";
 import { ImageBuildError } from "./errors";
+import { blobPath, indexSchema, manifestSchema, readJson } from "./oci-blobs";
+import { platformManifests } from "./platform-index";
 import { writeReproducibleTar } from "./reproducible-tar";
-
-const descriptorSchema = v.object({
-  mediaType: v.string(),
-  digest: v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/)),
-  size: v.number(),
-  annotations: v.optional(v.record(v.string(), v.string())),
-});
-
-const indexSchema = v.looseObject({ manifests: v.array(descriptorSchema) });
-const manifestSchema = v.looseObject({ config: descriptorSchema, layers: v.array(descriptorSchema) });
 
 /** The annotations that name an image in an OCI layout's index. */
 const refNameAnnotation = "org.opencontainers.image.ref.name";
@@ -41,20 +36,9 @@ export interface DockerManifestEntry {
   readonly Layers: readonly string[];
 }
 
-/** blobPath is where a layout stores the blob of `digest`. */
-function blobPath(digest: string): string {
-  return `blobs/${digest.replace(":", "/")}`;
-}
-
-function readJson<T extends v.GenericSchema>(schema: T, path: string): v.InferOutput<T> {
-  const result = v.safeParse(schema, JSON.parse(readFileSync(path, "utf8")));
-  if (!result.success) throw new ImageBuildError(`${path} is not what an OCI layout holds: ${v.getDotPath(result.issues[0]) ?? ""} ${result.issues[0].message}`);
-  return result.output;
-}
-
 /**
  * nameImage sets both naming annotations on the index entry tagged `tag`
- * (the one entry umoci wrote) and returns that entry's manifest digest.
+ * (the one entry: the platform index) and returns that entry's digest.
  */
 export function nameImage(layout: string, tag: string, refName: string, containerdName: string): string {
   const path = join(layout, "index.json");
@@ -67,7 +51,7 @@ export function nameImage(layout: string, tag: string, refName: string, containe
   return entry.digest;
 }
 
-/** dockerManifest is the manifest.json entry for the image whose manifest blob is `manifestDigest`. */
+/** dockerManifest is the manifest.json entry for the one-platform image whose manifest blob is `manifestDigest`. */
 export function dockerManifest(layout: string, manifestDigest: string, repoTag: string): DockerManifestEntry {
   const manifest = readJson(manifestSchema, join(layout, blobPath(manifestDigest)));
   return { Config: blobPath(manifest.config.digest), RepoTags: [repoTag], Layers: manifest.layers.map((layer) => blobPath(layer.digest)) };
@@ -99,10 +83,16 @@ function makeWorldReadable(dir: string): void {
   chmodSync(dir, 0o755);
 }
 
+/** dockerOrder puts amd64 last: on an engine that loads every manifest.json entry, the last one keeps the tag. */
+function dockerOrder(architecture: string | undefined): number {
+  return architecture === "amd64" ? 1 : 0;
+}
+
 /** writeImageArchive names the image in the layout, adds manifest.json, and tars the layout reproducibly. */
 export function writeImageArchive(options: ImageArchiveOptions): void {
-  const manifestDigest = nameImage(options.layout, options.tag, options.shortName, options.qualifiedName);
-  writeFileSync(join(options.layout, "manifest.json"), JSON.stringify([dockerManifest(options.layout, manifestDigest, options.shortName)]));
+  const indexDigest = nameImage(options.layout, options.tag, options.shortName, options.qualifiedName);
+  const manifests = platformManifests(options.layout, indexDigest).sort((a, b) => dockerOrder(a.platform?.architecture) - dockerOrder(b.platform?.architecture));
+  writeFileSync(join(options.layout, "manifest.json"), JSON.stringify(manifests.map((manifest) => dockerManifest(options.layout, manifest.digest, options.shortName))));
   makeWorldReadable(options.layout);
   writeReproducibleTar({ root: options.layout, file: options.file, mtime: options.mtime });
 }

@@ -15,22 +15,27 @@ export const qualifiedImageName = `docker.io/library/${imageName.repository}:${i
 export interface BinaryIdentity {
   readonly version: string;
   readonly commit: string;
+  /** `linux/amd64` or `linux/arm64`: what the binary was compiled for. */
+  readonly platform: string;
 }
 
-/** parseVersionLine reads `csi-attacher <version> (commit <commit>)`, what `--version` prints. */
+/** parseVersionLine reads `csi-attacher <version> (commit <commit>, <os>/<arch>)`, what `--version` prints. */
 export function parseVersionLine(line: string): BinaryIdentity {
-  const match = /^csi-attacher (\S+) \(commit (\S+)\)\s*$/.exec(line);
-  if (match?.[1] === undefined || match[2] === undefined) throw new ImageBuildError(`unexpected --version output ${JSON.stringify(line)}: expected "csi-attacher <version> (commit <commit>)"`);
-  return { version: match[1], commit: match[2] };
+  const match = /^csi-attacher (\S+) \(commit ([^\s,]+), ([a-z0-9]+\/[a-z0-9]+)\)\s*$/.exec(line);
+  if (match?.[1] === undefined || match[2] === undefined || match[3] === undefined) {
+    throw new ImageBuildError(`unexpected --version output ${JSON.stringify(line)}: expected "csi-attacher <version> (commit <commit>, <os>/<arch>)"`);
+  }
+  return { version: match[1], commit: match[2], platform: match[3] };
 }
 
 /**
- * binaryIdentity asks the binary itself for its version and commit, so the
- * image's labels describe the file inside it, whatever tree the image is
- * built from.
+ * binaryIdentity asks the binary itself for its version, commit and
+ * platform, so the image's labels describe the file inside it, whatever
+ * tree the image is built from. `runner` runs a binary of another CPU (an
+ * emulator and its flags).
  */
-export function binaryIdentity(binary: string): BinaryIdentity {
-  return parseVersionLine(runTool([binary, "--version"]));
+export function binaryIdentity(binary: string, runner: readonly string[] = []): BinaryIdentity {
+  return parseVersionLine(runTool([...runner, binary, "--version"]));
 }
 
 /**

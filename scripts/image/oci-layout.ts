@@ -12,30 +12,36 @@ export interface LayerInput {
   readonly createdBy: string;
 }
 
+/** One platform's image in the layout. */
+export interface PlatformImage {
+  /** The tag inside the layout (index.json's ref.name), until the platform index replaces it. */
+  readonly tag: string;
+  /** Bottom first. */
+  readonly layers: readonly LayerInput[];
+  /** OCI's name of the CPU: amd64, arm64. */
+  readonly architecture: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
 /** Options of {@link writeOciLayout}. */
 export interface OciLayoutOptions {
   /** The layout directory to create; it must not exist. */
   readonly layout: string;
-  /** The tag inside the layout (index.json's ref.name). */
-  readonly tag: string;
-  /** Bottom first. */
-  readonly layers: readonly LayerInput[];
-  /** The image's creation time (RFC 3339), also every history entry's: SOURCE_DATE_EPOCH, never now. */
+  /** One image per platform, all in the one layout (their blobs side by side). */
+  readonly images: readonly PlatformImage[];
+  /** The images' creation time (RFC 3339), also every history entry's: SOURCE_DATE_EPOCH, never now. */
   readonly created: string;
   readonly author: string;
-  readonly architecture: string;
   readonly entrypoint: readonly string[];
   /** `uid:gid`. */
   readonly user: string;
-  readonly labels: Readonly<Record<string, string>>;
 }
 
-/** writeOciLayout builds the image in a fresh OCI layout directory. */
-export function writeOciLayout(options: OciLayoutOptions): void {
-  const image = `${options.layout}:${options.tag}`;
-  runTool(["umoci", "init", "--layout", options.layout]);
+/** writeImage adds one platform's image, tagged, to an initialised layout. */
+function writeImage(options: OciLayoutOptions, platformImage: PlatformImage): void {
+  const image = `${options.layout}:${platformImage.tag}`;
   runTool(["umoci", "new", "--image", image]);
-  for (const layer of options.layers) {
+  for (const layer of platformImage.layers) {
     // umoci gzips the layer and records its diff ID; the history entry
     // carries the fixed time, not the clock's.
     runTool([
@@ -59,14 +65,20 @@ export function writeOciLayout(options: OciLayoutOptions): void {
     "--no-history",
     `--created=${options.created}`,
     `--author=${options.author}`,
-    `--architecture=${options.architecture}`,
+    `--architecture=${platformImage.architecture}`,
     "--os=linux",
     `--config.user=${options.user}`,
     ...options.entrypoint.map((arg) => `--config.entrypoint=${arg}`),
-    ...Object.entries(options.labels)
+    ...Object.entries(platformImage.labels)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([key, value]) => `--config.label=${key}=${value}`),
   ]);
-  // Each step above wrote a new config and manifest; only the last are referenced.
+}
+
+/** writeOciLayout builds each platform's image in a fresh OCI layout directory. */
+export function writeOciLayout(options: OciLayoutOptions): void {
+  runTool(["umoci", "init", "--layout", options.layout]);
+  for (const platformImage of options.images) writeImage(options, platformImage);
+  // Each step above wrote a new config and manifest; only the last of each image are referenced.
   runTool(["umoci", "gc", "--layout", options.layout]);
 }

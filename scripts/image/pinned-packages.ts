@@ -7,10 +7,14 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { PinError, ToolError } from "./errors";
 import { runTool } from "./run-tool";
+
+/** Downloaded .deb files, kept across builds and checked against their pins on every use. */
+export const debCache = join(process.env["XDG_CACHE_HOME"] || join(homedir(), ".cache"), "bun-csi-attacher", "debs");
 
 /** Where the lock file lives, from the repository root. */
 export const packageLockPath = "deploy/image/base-packages.lock.json";
@@ -87,6 +91,23 @@ function debFileName(pin: PinnedPackage): string {
 }
 
 /**
+ * ensureDpkgArchitecture makes apt fetch the package lists of
+ * `architecture` (arm64 on an amd64 builder): dpkg must know it as a foreign
+ * architecture. As root it adds it and fetches the lists; otherwise it
+ * fails saying what to run.
+ */
+export function ensureDpkgArchitecture(architecture: string): void {
+  if (architecture === "all") return;
+  const known = [runTool(["dpkg", "--print-architecture"]).trim(), ...runTool(["dpkg", "--print-foreign-architectures"]).trim().split("\n")];
+  if (known.includes(architecture)) return;
+  if (process.getuid?.() !== 0) {
+    throw new PinError("*", `apt has no ${architecture} packages here: run \`dpkg --add-architecture ${architecture} && apt-get update\` as root (.ci/run does)`);
+  }
+  runTool(["dpkg", "--add-architecture", architecture]);
+  runTool(["apt-get", "update", "-q"]);
+}
+
+/**
  * downloadWithFreshLists runs `apt-get download`; when that fails and this
  * process is root, it fetches the package lists once (a fresh machine has
  * none, an old one stale ones) and tries again.
@@ -149,6 +170,20 @@ export function parseAptCacheShow(stanza: string): PinnedPackage {
 }
 
 /**
+ * candidatePin is apt's candidate of `name` for `architecture`. apt-cache
+ * answers `name:arm64` with nothing on an amd64 machine when the package is
+ * architecture-independent (ca-certificates): then the package's own stanza
+ * is the pin, if it is indeed "all".
+ */
+function candidatePin(name: string, architecture: string): PinnedPackage {
+  const qualified = runTool(["apt-cache", "show", "--no-all-versions", `${name}:${architecture}`]);
+  if (qualified.trim() !== "") return parseAptCacheShow(qualified);
+  const pin = parseAptCacheShow(runTool(["apt-cache", "show", "--no-all-versions", name]));
+  if (pin.architecture !== "all") throw new PinError(name, `apt offers no ${name} for ${architecture} (only ${pin.architecture}): has \`dpkg --add-architecture ${architecture} && apt-get update\` run?`);
+  return pin;
+}
+
+/**
  * updatePins re-pins `names` for `architecture` to apt's candidate versions,
  * with the SHA256 the signed package index gives, keeps the pins of other
  * architectures, and writes the lock file. It then downloads each new pin
@@ -156,7 +191,7 @@ export function parseAptCacheShow(stanza: string): PinnedPackage {
  */
 export function updatePins(lockPath: string, names: readonly string[], architecture: string, cacheDir: string): PackageLock {
   const old = existsSync(lockPath) ? parsePackageLock(readFileSync(lockPath, "utf8")) : undefined;
-  const fresh = names.map((name) => parseAptCacheShow(runTool(["apt-cache", "show", "--no-all-versions", `${name}:${architecture}`])));
+  const fresh = names.map((name) => candidatePin(name, architecture));
   const kept = (old?.packages ?? []).filter((pin) => !fresh.some((entry) => entry.name === pin.name && entry.architecture === pin.architecture));
   const packages = [...kept, ...fresh].sort((a, b) => a.name.localeCompare(b.name) || a.architecture.localeCompare(b.architecture));
   const lock: PackageLock = {

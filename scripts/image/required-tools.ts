@@ -6,7 +6,8 @@ import { runTool } from "./run-tool";
  * ships it. umoci writes the OCI layout (layers, config, manifest, index),
  * skopeo reads the finished archive back; GNU tar makes the reproducible
  * layer archives; dpkg-deb unpacks the pinned packages that apt-get
- * downloads.
+ * downloads. The image of another CPU adds that CPU's QEMU user-mode
+ * emulator ({@link emulatorTools}).
  */
 export const requiredTools: Readonly<Record<string, string>> = {
   umoci: "umoci",
@@ -16,6 +17,16 @@ export const requiredTools: Readonly<Record<string, string>> = {
   "apt-get": "apt",
   "apt-cache": "apt",
 };
+
+/**
+ * emulatorTools are the QEMU emulators (Debian's qemu-user-static) that run
+ * `--version` of each binary built for another CPU, so its image's labels
+ * come from the binary itself and its loader and libc are checked to be in
+ * that image's base.
+ */
+export function emulatorTools(emulators: readonly string[]): Record<string, string> {
+  return Object.fromEntries(emulators.map((emulator) => [emulator, "qemu-user-static"]));
+}
 
 /** missingPackages lists, sorted and once each, the packages of the tools not on PATH. */
 export function missingPackages(tools: Readonly<Record<string, string>>, onPath: (tool: string) => boolean): string[] {
@@ -31,8 +42,8 @@ export function missingPackages(tools: Readonly<Record<string, string>>, onPath:
  * naming them: an image build must not half-run and leave a partial
  * archive behind.
  */
-export function ensureTools(): void {
-  const missing = missingPackages(requiredTools, (tool) => Bun.which(tool) !== null);
+export function ensureTools(tools: Readonly<Record<string, string>> = requiredTools): void {
+  const missing = missingPackages(tools, (tool) => Bun.which(tool) !== null);
   if (missing.length === 0) return;
   const install = ["apt-get", "install", "-y", "--no-install-recommends", ...missing];
   if (process.getuid?.() !== 0 || Bun.which("apt-get") === null) {

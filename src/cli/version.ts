@@ -15,7 +15,23 @@ export const version: string = packageJson.version;
  */
 export const gitCommit: string = typeof CSI_ATTACHER_GIT_COMMIT === "string" ? CSI_ATTACHER_GIT_COMMIT : "unbuilt";
 
-/** versionLine is what `--version` prints: name, version and commit. */
+/**
+ * platformOf names an OS and Node-style CPU as Go and OCI images do
+ * (`linux/amd64`, `linux/arm64`): the words an operator matches against a
+ * node's `kubernetes.io/arch` label and an image's platform.
+ */
+export function platformOf(os: string, arch: string): string {
+  return `${os}/${arch === "x64" ? "amd64" : arch}`;
+}
+
+/**
+ * platform is what this binary runs as. `bun build --compile --target`
+ * fixes process.platform and process.arch to the target's, so a
+ * cross-compiled binary names its own architecture, not the builder's.
+ */
+export const platform: string = platformOf(process.platform, process.arch);
+
+/** versionLine is what `--version` prints: name, version, commit and platform. */
 export function versionLine(): string {
-  return `csi-attacher ${version} (commit ${gitCommit})`;
+  return `csi-attacher ${version} (commit ${gitCommit}, ${platform})`;
 }

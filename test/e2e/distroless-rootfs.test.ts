@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
+import { platformOf } from "../../src/cli/version";
 import { AdminClient } from "../cluster/admin-client";
 import { spawnManaged } from "../cluster/managed-process";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
@@ -43,7 +44,7 @@ describe.skipIf(!asRoot)("the binary on a distroless base", () => {
   it("prints its version and build commit with nothing but the base's files, as nonroot, with an empty environment", () => {
     const run = Bun.spawnSync(commandInRoot(root, scratch, ["--version"]));
     expect({ code: run.exitCode, stderr: run.stderr.toString() }).toEqual({ code: 0, stderr: "" });
-    expect(run.stdout.toString()).toMatch(new RegExp(`^csi-attacher ${packageJson.version.replaceAll(".", "\\.")} \\(commit ([0-9a-f]{12}(-dirty)?|outside-git)\\)\\n$`));
+    expect(run.stdout.toString()).toMatch(new RegExp(`^csi-attacher ${packageJson.version.replaceAll(".", "\\.")} \\(commit ([0-9a-f]{12}(-dirty)?|outside-git), ${platformOf("linux", process.arch)}\\)\\n$`));
   });
 
   it("attaches a volume against kube-apiserver and a driver on its socket", async () => {

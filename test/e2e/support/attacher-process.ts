@@ -26,6 +26,10 @@ export interface AttacherOptions {
   readonly binary?: string;
   /** A command the attacher's command line is handed to, which must exec it (e.g. joining a memory cgroup first). Default: none. */
   readonly launcher?: (argv: readonly string[]) => string[];
+  /** A command the binary runs under, before it on the command line (QEMU for another CPU's binary). Default: none. */
+  readonly wrapper?: readonly string[];
+  /** How long to wait for the caches to sync. Default 30 s. */
+  readonly syncTimeoutMs?: number;
 }
 
 /**
@@ -67,6 +71,7 @@ export async function startAttacher(options: AttacherOptions, waitForSync = true
   if (!existsSync(binary)) throw new Error(`${binary} is missing: run \`bun run build\` first`);
   const command = [
     ...(options.hostname === undefined ? [] : ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', options.hostname]),
+    ...(options.wrapper ?? []),
     binary,
     `--kubeconfig=${options.kubeconfig}`,
     `--csi-address=${options.csiAddress}`,
@@ -81,6 +86,6 @@ export async function startAttacher(options: AttacherOptions, waitForSync = true
     ...(options.env ? { env: { ...globalThis.process.env, ...options.env } } : {}),
   });
   const attacher = new AttacherProcess(process);
-  if (waitForSync) await attacher.waitForLog(/"Caches synced"/);
+  if (waitForSync) await attacher.waitForLog(/"Caches synced"/, options.syncTimeoutMs);
   return attacher;
 }

@@ -5,7 +5,7 @@ import type { DriverConfigPatch } from "../../drivers/fake-csi-driver/config";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../../drivers/fake-csi-driver/launch";
 import { AdminApiError, type AdminClient } from "../../cluster/admin-client";
 import type { TestCluster } from "../../cluster/test-cluster";
-import { startAttacher, type AttacherProcess } from "./attacher-process";
+import { startAttacher, type AttacherOptions, type AttacherProcess } from "./attacher-process";
 import { csiNode, paths } from "./objects";
 
 export interface FakeDriverSetup {
@@ -25,6 +25,8 @@ export interface FakeDriverSetupOptions {
   readonly nodes?: readonly string[];
   /** Flags for the attacher besides --kubeconfig and --csi-address. */
   readonly attacherArgs?: readonly string[];
+  /** Which binary runs, and how: another CPU's binary under QEMU, with longer to start. Default dist/csi-attacher. */
+  readonly attacherCommand?: Pick<AttacherOptions, "binary" | "wrapper" | "syncTimeoutMs">;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function startFakeDriverSetup(cluster: TestCluster, admin: AdminCli
     logDir: dir,
     args: options.attacherArgs ?? [],
     name: `attacher-${options.driverName}`,
+    ...options.attacherCommand,
   });
   return { driver, attacher, driverName: options.driverName, finalizer: `external-attacher/${options.driverName.replace(/[^a-zA-Z0-9-]/g, "-")}`, dir };
 }

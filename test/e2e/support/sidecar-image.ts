@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { buildTargets, defaultOutfile, hostTarget } from "../../../scripts/build/build-targets";
 import { attacherBinary } from "./attacher-process";
 import type { ImageConfig } from "./container-run-spec";
 import { parseRuntimeConfig, type RuntimeConfig } from "./runc-bundle";
@@ -18,24 +19,38 @@ export function run(command: readonly string[], cwd: string = repositoryRoot): s
   return result.stdout.toString();
 }
 
+/** crossBinaries are the binaries `bun run build -- --target=...` wrote for the CPUs other than this one, by OCI architecture. */
+export const crossBinaries: Readonly<Record<string, string>> = Object.fromEntries(
+  buildTargets.filter((target) => target !== hostTarget()).map((target) => [target.architecture, join(repositoryRoot, defaultOutfile(target))]),
+);
+
 /**
- * buildSidecarImage runs `bun run image` on dist/csi-attacher, writing the
- * archive to `out`. It never rebuilds the binary: other test files may be
- * running it at this moment.
+ * buildSidecarImage runs `bun run image` on dist/csi-attacher and the
+ * cross-compiled binaries, writing the archive to `out`. It never rebuilds
+ * a binary: other test files may be running them at this moment.
  */
 export function buildSidecarImage(out: string): string {
   if (!existsSync(attacherBinary)) throw new Error(`${attacherBinary} is missing: run \`bun run build\` first`);
-  return run([process.execPath, "run", "scripts/image.ts", `--binary=${attacherBinary}`, `--out=${out}`]);
+  for (const [architecture, binary] of Object.entries(crossBinaries)) {
+    if (!existsSync(binary)) throw new Error(`${binary} is missing: run \`bun run build -- --target=linux/${architecture}\` first (bun run test does)`);
+  }
+  const crossFlags = Object.entries(crossBinaries).map(([architecture, binary]) => `--binary-${architecture}=${binary}`);
+  return run([process.execPath, "run", "scripts/image.ts", `--binary=${attacherBinary}`, ...crossFlags, `--out=${out}`]);
 }
 
-/** skopeoInspect is `skopeo inspect` of an archive: manifest digest, labels, layers. */
-export function skopeoInspect(archive: string): { Digest: string; Labels: Record<string, string> | null; Layers: string[] } {
-  return JSON.parse(run(["skopeo", "inspect", `oci-archive:${archive}`])) as { Digest: string; Labels: Record<string, string> | null; Layers: string[] };
+/** skopeoPlatform is skopeo's flags choosing `architecture`'s manifest of the index (default: this machine's). */
+function skopeoPlatform(architecture: string | undefined): string[] {
+  return architecture === undefined ? [] : [`--override-arch=${architecture}`];
 }
 
-/** imageConfigOf is the archive's image config (`.config` of the OCI config blob). */
-export function imageConfigOf(archive: string): ImageConfig & { Labels?: Record<string, string> } {
-  return (JSON.parse(run(["skopeo", "inspect", "--config", `oci-archive:${archive}`])) as { config: ImageConfig & { Labels?: Record<string, string> } }).config;
+/** skopeoInspect is `skopeo inspect` of an archive: the index digest, and the labels and layers of one platform's image. */
+export function skopeoInspect(archive: string, architecture?: string): { Digest: string; Architecture: string; Labels: Record<string, string> | null; Layers: string[] } {
+  return JSON.parse(run(["skopeo", ...skopeoPlatform(architecture), "inspect", `oci-archive:${archive}`])) as { Digest: string; Architecture: string; Labels: Record<string, string> | null; Layers: string[] };
+}
+
+/** imageConfigOf is the archive's image config (`.config` of the OCI config blob) of one platform. */
+export function imageConfigOf(archive: string, architecture?: string): ImageConfig & { Labels?: Record<string, string> } {
+  return (JSON.parse(run(["skopeo", ...skopeoPlatform(architecture), "inspect", "--config", `oci-archive:${archive}`])) as { config: ImageConfig & { Labels?: Record<string, string> } }).config;
 }
 
 /** UnpackedImage is an image unpacked into a runc bundle by umoci. */
@@ -47,14 +62,15 @@ export interface UnpackedImage {
 }
 
 /**
- * unpackImage copies the archive into an OCI layout with skopeo and unpacks
- * it with umoci into `dir/bundle` (as root, so owners are the image's).
+ * unpackImage copies one platform's image (default: this machine's) out of
+ * the archive into an OCI layout with skopeo and unpacks it with umoci into
+ * `dir/bundle` (as root, so owners are the image's).
  */
-export function unpackImage(archive: string, dir: string): UnpackedImage {
+export function unpackImage(archive: string, dir: string, architecture?: string): UnpackedImage {
   const layout = join(dir, "layout");
   const bundle = join(dir, "bundle");
   mkdirSync(dir, { recursive: true });
-  run(["skopeo", "copy", "--quiet", `oci-archive:${archive}`, `oci:${layout}:image`]);
+  run(["skopeo", ...skopeoPlatform(architecture), "copy", "--quiet", `oci-archive:${archive}`, `oci:${layout}:image`]);
   run(["umoci", "unpack", "--image", `${layout}:image`, bundle]);
   return { rootfs: join(bundle, "rootfs"), config: parseRuntimeConfig(JSON.parse(readFileSync(join(bundle, "config.json"), "utf8"))) };
 }
@@ -68,5 +84,7 @@ export function imageGroundProblem(): string | undefined {
   if (process.getuid?.() !== 0) return "the image tests unpack the image with its owners (umoci unpack) and need root (CI runs as root)";
   const missing = ["umoci", "skopeo"].filter((tool) => Bun.which(tool) === null);
   if (missing.length > 0) return `the image tests need ${missing.join(", ")}: apt-get install -y --no-install-recommends ${missing.join(" ")} (.ci/run does)`;
+  const emulators = buildTargets.filter((target) => target !== hostTarget() && Bun.which(target.qemuUserStatic) === null).map((target) => target.qemuUserStatic);
+  if (emulators.length > 0) return `the image build runs each other CPU's binary under ${emulators.join(", ")}: apt-get install -y --no-install-recommends qemu-user-static (.ci/run does)`;
   return undefined;
 }

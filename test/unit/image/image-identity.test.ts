@@ -2,7 +2,7 @@ import { describe, expect, it } from "bun:test";
 import { caBundle } from "../../../scripts/image/ca-bundle";
 import { ImageBuildError } from "../../../scripts/image/errors";
 import { imageName, ociArchitecture, parseVersionLine, sourceDateEpoch } from "../../../scripts/image/image-identity";
-import { missingPackages, requiredTools } from "../../../scripts/image/required-tools";
+import { emulatorTools, missingPackages, requiredTools } from "../../../scripts/image/required-tools";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,8 +14,10 @@ describe("image identity", () => {
   });
 
   it("reads version and commit from the binary's --version line", () => {
-    expect(parseVersionLine("csi-attacher 0.1.0 (commit 788e42efd21a-dirty)\n")).toEqual({ version: "0.1.0", commit: "788e42efd21a-dirty" });
+    expect(parseVersionLine("csi-attacher 0.1.0 (commit 788e42efd21a-dirty, linux/arm64)\n")).toEqual({ version: "0.1.0", commit: "788e42efd21a-dirty", platform: "linux/arm64" });
     expect(() => parseVersionLine("bun 1.4.5")).toThrow(ImageBuildError);
+    // The line before the platform was added: an image cannot say which CPU such a binary is for.
+    expect(() => parseVersionLine("csi-attacher 0.1.0 (commit 788e42efd21a)\n")).toThrow(ImageBuildError);
   });
 
   it("takes SOURCE_DATE_EPOCH when set and refuses one that is not seconds", () => {
@@ -31,6 +33,10 @@ describe("image identity", () => {
   it("lists the Debian packages of missing tools once each, sorted", () => {
     expect(missingPackages(requiredTools, (tool) => !["umoci", "apt-get", "apt-cache"].includes(tool))).toEqual(["apt", "umoci"]);
     expect(missingPackages(requiredTools, () => true)).toEqual([]);
+  });
+
+  it("installs the emulator of another CPU from qemu-user-static", () => {
+    expect(missingPackages({ ...requiredTools, ...emulatorTools(["qemu-aarch64-static"]) }, (tool) => tool !== "qemu-aarch64-static")).toEqual(["qemu-user-static"]);
   });
 });
 

@@ -23,6 +23,12 @@ describe("pinned base packages", () => {
     expect(basePackages.map((name) => pinFor(committed, name, "amd64").name)).toEqual([...basePackages]);
   });
 
+  it("pins every package of the base for arm64 too, each its arm64 build or an architecture-independent one", () => {
+    expect(basePackages.map((name) => `${name} ${pinFor(committed, name, "arm64").architecture}`)).toEqual(["base-files arm64", "ca-certificates all", "libc6 arm64"]);
+    // The glibc of both platforms is one version: one source, two builds.
+    expect(pinFor(committed, "libc6", "arm64").version).toBe(pinFor(committed, "libc6", "amd64").version);
+  });
+
   it("picks an architecture's own pin, or an architecture-independent one", () => {
     const lock = { about: "", packages: [libc6, { ...libc6, architecture: "arm64", sha256: "b".repeat(64) }, { name: "ca-certificates", version: "1", architecture: "all", sha256: "c".repeat(64) }] };
     expect([pinFor(lock, "libc6", "arm64").sha256, pinFor(lock, "ca-certificates", "arm64").architecture]).toEqual(["b".repeat(64), "all"]);
