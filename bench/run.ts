@@ -32,6 +32,9 @@ import { createBoundClaims, createControllerManagedNodes, podsMetrics, runPods }
 import { runLimit } from "./scenarios/limit.ts";
 import { idleMetrics, memoryMetrics, runIdle, runMemory } from "./scenarios/memory.ts";
 import { runThroughput, throughputMetrics } from "./scenarios/throughput.ts";
+import { restoreDriver, runScale, scaleMetrics, type ScaleParams } from "./scenarios/scale.ts";
+import { ScaleObjects } from "./lib/scale-objects.ts";
+import { defaultScale } from "./modes.ts";
 
 const repoRoot = resolve(import.meta.dir, "..");
 const usage = `usage: bun run bench/run.ts [options]
@@ -42,10 +45,15 @@ const usage = `usage: bun run bench/run.ts [options]
   --driver fake|mock        CSI driver: the fault driver (default) or Kubernetes' mock driver
                             (mock: idle, throughput and limit only)
   --driver-latency-ms N     publish/unpublish latency of the fault driver (default 0)
-  --only a,b                only these scenarios: idle,throughput,limit,cold-start,memory,latency,fairness,pods
+  --only a,b                only these scenarios: idle,throughput,limit,cold-start,memory,latency,fairness,scale,pods
+                            (scale: N VAs on 100 nodes, ours then Go per N; full mode only: a smoke-sized run still takes ~35 s,
+                             two kube-apiserver restarts among it; --scale-n runs it in any mode)
+  --scale-n A,B             the N of the scale scenario, smallest first (default: the mode's); it stops after the first N that fails
+  --scale-foreign N         foreign PVs next to the scale scenario's own (default: the mode's)
                             (pods: kube-controller-manager's attach/detach controller drives the attacher)
                             (limit: the bare client next to each throughput cell at high limits)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
+  --keep-logs               keep the attachers' logs (default: deleted unless a run failed)
   --out DIR                 where reports go (default bench/results, quick/smoke: bench/results/scratch)
   -v N                      attacher verbosity for both (default 2; below 2 upstream's ready line is not logged)`;
 
@@ -59,6 +67,9 @@ const { values: opts } = parseArgs({
     "driver-latency-ms": { type: "string", default: "0" },
     only: { type: "string" },
     kinds: { type: "string", default: "ours,go" },
+    "scale-n": { type: "string" },
+    "keep-logs": { type: "boolean", default: false },
+    "scale-foreign": { type: "string" },
     out: { type: "string" },
     v: { type: "string", short: "v", default: "2" },
     help: { type: "boolean", default: false },
@@ -75,7 +86,7 @@ if (!Object.hasOwn(modes, opts.mode)) {
 }
 const modeName = opts.mode as ModeName;
 const mode = modes[modeName];
-const rounds = opts.rounds === undefined ? mode.rounds : positiveInt("--rounds", opts.rounds);
+const roundsOfMode = opts.rounds === undefined ? mode.rounds : positiveInt("--rounds", opts.rounds);
 const driverLatencyMs = nonNegativeInt("--driver-latency-ms", opts["driver-latency-ms"]);
 const verbosity = nonNegativeInt("-v", opts.v);
 const driverKind = opts.driver;
@@ -85,7 +96,7 @@ if (driverKind !== "fake" && driverKind !== "mock") {
 }
 /** What Kubernetes' mock driver can run: it has no latency to script, and only the throughput scenario is set up for its volumes. */
 const mockScenarios = ["idle", "throughput", "limit"];
-const allScenarios = ["idle", "throughput", "limit", "cold-start", "memory", "latency", "fairness", "pods"];
+const allScenarios = ["idle", "throughput", "limit", "cold-start", "memory", "latency", "fairness", "scale", "pods"];
 const onlyNames = opts.only?.split(",");
 const unknownScenario = onlyNames?.find((id) => !allScenarios.includes(id));
 if (unknownScenario !== undefined) {
@@ -109,6 +120,9 @@ const wanted = (id: string) => only.has(id);
 const kinds = opts.kinds.split(",").filter((k): k is AttacherKind => k === "ours" || k === "go");
 if (kinds.length === 0) throw new Error(`--kinds must name ours and/or go, not ${JSON.stringify(opts.kinds)}`);
 
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
+}
 function positiveInt(flag: string, text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a whole number >= 1, not ${JSON.stringify(text)}`);
@@ -120,8 +134,17 @@ function nonNegativeInt(flag: string, text: string): number {
   return n;
 }
 
+const scaleParams: ScaleParams | undefined =
+  mode.scale === undefined && opts["scale-n"] === undefined
+    ? undefined
+    : {
+        ...(mode.scale ?? modes.full.scale ?? defaultScale),
+        ...(opts["scale-n"] === undefined ? {} : { sizes: opts["scale-n"].split(",").map((n) => positiveInt("--scale-n", n)) }),
+        ...(opts["scale-foreign"] === undefined ? {} : { foreignPvs: nonNegativeInt("--scale-foreign", opts["scale-foreign"]) }),
+      };
+
 const wallStart = performance.now();
-note(`mode ${modeName}, ${rounds} round(s), ${driverKind} driver, driver latency ${driverLatencyMs} ms`);
+note(`mode ${modeName}, ${roundsOfMode} round(s), ${driverKind} driver, driver latency ${driverLatencyMs} ms`);
 if (driverKind === "mock" && onlyNames === undefined) note("--driver mock: running idle, throughput and limit only (the other scenarios need the fault driver)");
 
 // Binaries: the Go build is cached by version; ours is built from this tree
@@ -153,11 +176,12 @@ async function runScenario(
   metrics: readonly MetricSpec[],
   notes: readonly string[],
   run: (binary: AttacherBinary, round: number) => Promise<RunResult>,
-  options: { attachers?: boolean; limit?: (round: number) => Promise<LimitRun> } = {},
-): Promise<void> {
+  options: { attachers?: boolean; limit?: (round: number) => Promise<LimitRun>; rounds?: number } = {},
+): Promise<boolean> {
   const runs: RunResult[] = [];
   const limitRuns: LimitRun[] = [];
   const failed: string[] = [];
+  const rounds = options.rounds ?? roundsOfMode;
   for (let round = 1; round <= rounds; round++) {
     for (const kind of options.attachers === false ? [] : kinds) {
       progress(`${title}: round ${round}/${rounds}, ${kind}`, true);
@@ -187,6 +211,7 @@ async function runScenario(
     }
   }
   scenarios.push({ id, title, params, metrics, runs, notes: [...notes, ...failed], ...(options.limit === undefined ? {} : { limitRuns }) });
+  return failed.length === 0;
 }
 
 try {
@@ -243,6 +268,33 @@ try {
       (b, r) => runFairness(ctx, b, r, params, driverLatencyMs),
     );
   }
+  if (wanted("scale") && scaleParams !== undefined) {
+    const params = scaleParams;
+    const objects = new ScaleObjects(ground, params.nodes);
+    try {
+      for (const n of params.sizes) {
+        progress(`scale: making ${n} own PVs and VAs on ${params.nodes} nodes, ${params.foreignPvs} foreign PVs`, true);
+        const made = await objects.grow(n + 3, n, params.foreignPvs);
+        const rate = made.seconds > 0 ? Math.round(made.created / made.seconds) : 0;
+        note(`scale n=${n}: created ${made.created} objects in ${made.seconds.toFixed(1)} s (${rate}/s)`);
+        const ok = await runScenario(
+          `scale-n${n}`,
+          `Scale, ${n} own VAs on ${params.nodes} nodes + ${params.foreignPvs} foreign PVs`,
+          { n, foreignPvs: params.foreignPvs, nodes: params.nodes, maxEntries: params.maxEntries, reconcileSeconds: params.reconcileSeconds, workers: params.workers, qps: params.qps, burst: params.burst, driverLatencyMs, createdObjects: made.created, createSeconds: round1(made.seconds) },
+          scaleMetrics,
+          [`objects created once for this N by the bench (${rate} objects/s, 64 requests in flight) and reset between attachers`],
+          (b, r) => runScale(ctx, objects, b, r, n, params, driverLatencyMs),
+          { rounds: 1 },
+        );
+        if (!ok) {
+          note(`scale: stopping after n=${n} failed`);
+          break;
+        }
+      }
+    } finally {
+      if (ground.fake !== undefined) await restoreDriver(ground.fake, driverLatencyMs);
+    }
+  }
   // Last: the controller's start-up takes over every VA it finds, so it
   // runs only once no other scenario makes VAs of its own.
   if (wanted("pods") && mode.pods !== undefined) {
@@ -282,7 +334,7 @@ const results: BenchResults = {
     driverLatencyMs,
     driver: driverKind,
     mode: modeName,
-    rounds,
+    rounds: roundsOfMode,
     wallSeconds: Math.round((performance.now() - wallStart) / 1000),
   },
   scenarios,
@@ -302,8 +354,9 @@ if (failures > 0) {
   note(`${failures} run(s) failed; see the notes in the report and the attacher logs in ${ground.logDir}`);
   process.exit(1);
 }
-// The attachers' logs only matter when something failed.
-rmSync(ground.logDir, { recursive: true, force: true });
+// The attachers' logs only matter when something failed, or when asked for.
+if (opts["keep-logs"]) note(`attacher logs kept in ${ground.logDir}`);
+else rmSync(ground.logDir, { recursive: true, force: true });
 
 function buildOurs(): string {
   note("building dist/csi-attacher from this tree");

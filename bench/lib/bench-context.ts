@@ -32,13 +32,13 @@ export class BenchContext {
    * start execs an attacher with the flags both kinds share. -v=2 on both:
    * upstream's readiness line ("Caches populated") is logged at 2.
    */
-  start(binary: AttacherBinary, label: string, limits: AttacherLimits): RunningAttacher {
+  start(binary: AttacherBinary, label: string, limits: AttacherLimits, extraArgs: readonly string[] = []): RunningAttacher {
     return startAttacher(binary, {
       kubeconfig: this.ground.cluster.kubeconfigPath,
       csiSocket: this.ground.csiSocket,
       logDir: this.ground.logDir,
       logName: `${label}-${binary.kind}`,
-      args: [`--worker-threads=${limits.workers}`, `--kube-api-qps=${limits.qps}`, `--kube-api-burst=${limits.burst}`, `-v=${this.verbosity}`],
+      args: [`--worker-threads=${limits.workers}`, `--kube-api-qps=${limits.qps}`, `--kube-api-burst=${limits.burst}`, `-v=${this.verbosity}`, ...extraArgs],
     });
   }
 
