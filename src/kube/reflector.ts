@@ -126,7 +126,9 @@ export class Reflector<T extends KubeObject> {
     );
     replacing.finish();
     this.resourceVersion = resourceVersion;
-    log.v(4).info("Listed", { kind, count, resourceVersion });
+    // At 2, as client-go's "Caches populated": a relist after 410 Gone is
+    // otherwise invisible in the log until something goes wrong.
+    log.v(2).info("Listed", { kind, count, resourceVersion });
     if (!this.syncedOnce) {
       this.syncedOnce = true;
       for (const resolve of this.syncedWaiters.splice(0)) resolve();
