@@ -94,6 +94,8 @@ if (driverKind !== "fake" && driverKind !== "mock") {
   console.error(`--driver must be fake or mock, not ${JSON.stringify(driverKind)}\n${usage}`);
   process.exit(2);
 }
+/** The driver, as narrowed above, for code that runs later (the report). */
+const groundDriver: "fake" | "mock" = driverKind;
 /** What Kubernetes' mock driver can run: it has no latency to script, and only the throughput scenario is set up for its volumes. */
 const mockScenarios = ["idle", "throughput", "limit"];
 const allScenarios = ["idle", "throughput", "limit", "cold-start", "memory", "latency", "fairness", "scale", "pods"];
@@ -144,6 +146,9 @@ const scaleParams: ScaleParams | undefined =
       };
 
 const wallStart = performance.now();
+const startedAt = new Date().toISOString();
+/** Every report of this run goes to <out>/<start time>.{json,html,md}. */
+const reportStem = join(outDir, startedAt.slice(0, 16).replace(":", ""));
 note(`mode ${modeName}, ${roundsOfMode} round(s), ${driverKind} driver, driver latency ${driverLatencyMs} ms`);
 if (driverKind === "mock" && onlyNames === undefined) note("--driver mock: running idle, throughput and limit only (the other scenarios need the fault driver)");
 
@@ -212,6 +217,36 @@ async function runScenario(
   }
   scenarios.push({ id, title, params, metrics, runs, notes: [...notes, ...failed], ...(options.limit === undefined ? {} : { limitRuns }) });
   return failed.length === 0;
+}
+
+/**
+ * writeReport writes the report of what has finished so far; the scale
+ * scenario calls it after each N too, so a run stopped during a large N
+ * keeps the smaller ones.
+ */
+function writeReport(): BenchResults {
+  const results: BenchResults = {
+    machine: {
+      date: startedAt,
+      ...hostFacts(),
+      goAttacher: kinds.includes("go") ? `${commandOutput([binaries.go.path, "--version"]).split("\n")[0] ?? ""} (${binaries.go.path})` : "not run",
+      oursBinary: binaries.ours.path,
+      oursCommit: commandOutput(["git", "describe", "--always", "--dirty"], repoRoot),
+      kubeApiserver: components.kubeApiserver.split("/").pop() ?? components.kubeApiserver,
+      oursHonoursQps,
+      driverLatencyMs,
+      driver: groundDriver,
+      mode: modeName,
+      rounds: roundsOfMode,
+      wallSeconds: Math.round((performance.now() - wallStart) / 1000),
+    },
+    scenarios,
+  };
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(`${reportStem}.json`, `${JSON.stringify(results, null, 1)}\n`);
+  writeFileSync(`${reportStem}.html`, renderHtml(results));
+  writeFileSync(`${reportStem}.md`, renderMarkdown(results, `${reportStem.split("/").pop() ?? "report"}.html`));
+  return results;
 }
 
 try {
@@ -286,6 +321,7 @@ try {
           (b, r) => runScale(ctx, objects, b, r, n, params, driverLatencyMs),
           { rounds: 1 },
         );
+        writeReport();
         if (!ok) {
           note(`scale: stopping after n=${n} failed`);
           break;
@@ -321,30 +357,8 @@ try {
   await ground.stop();
 }
 
-const date = new Date().toISOString();
-const results: BenchResults = {
-  machine: {
-    date,
-    ...hostFacts(),
-    goAttacher: kinds.includes("go") ? `${commandOutput([binaries.go.path, "--version"]).split("\n")[0] ?? ""} (${binaries.go.path})` : "not run",
-    oursBinary: binaries.ours.path,
-    oursCommit: commandOutput(["git", "describe", "--always", "--dirty"], repoRoot),
-    kubeApiserver: components.kubeApiserver.split("/").pop() ?? components.kubeApiserver,
-    oursHonoursQps,
-    driverLatencyMs,
-    driver: driverKind,
-    mode: modeName,
-    rounds: roundsOfMode,
-    wallSeconds: Math.round((performance.now() - wallStart) / 1000),
-  },
-  scenarios,
-};
-mkdirSync(outDir, { recursive: true });
-const stem = join(outDir, date.slice(0, 16).replace(":", ""));
-writeFileSync(`${stem}.json`, `${JSON.stringify(results, null, 1)}\n`);
-writeFileSync(`${stem}.html`, renderHtml(results));
-writeFileSync(`${stem}.md`, renderMarkdown(results, `${stem.split("/").pop() ?? "report"}.html`));
-note(`wrote ${stem}.json, .html and .md in ${results.machine.wallSeconds} s`);
+const results = writeReport();
+note(`wrote ${reportStem}.json, .html and .md in ${results.machine.wallSeconds} s`);
 for (const scenario of scenarios) {
   for (const row of summarize(scenario)) note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}`);
   const limit = summarizeLimit(scenario);
