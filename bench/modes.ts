@@ -41,7 +41,7 @@ export interface Mode {
  * limits high enough that the client throttle is not what is measured.
  * One round per N: a 10,000-VA run takes minutes per attacher.
  */
-export const defaultScale: ScaleParams = { sizes: [1000, 10_000, 20_000], foreignPvs: 10_000, nodes: 100, maxEntries: 500, reconcileSeconds: 30, workers: 10, ...highLimits };
+export const defaultScale: ScaleParams = { sizes: [1000, 10_000, 50_000], foreignPvs: 10_000, nodes: 100, maxEntries: 500, reconcileSeconds: 30, workers: 10, ...highLimits };
 
 export const modes: Record<ModeName, Mode> = {
   full: {
