@@ -11,6 +11,7 @@ import type { FairnessParams } from "./scenarios/fairness.ts";
 import type { LatencyParams } from "./scenarios/latency.ts";
 import type { MemoryParams } from "./scenarios/memory.ts";
 import type { PodsParams } from "./scenarios/pods.ts";
+import type { ScaleParams } from "./scenarios/scale.ts";
 import type { ThroughputParams } from "./scenarios/throughput.ts";
 
 export type ModeName = "full" | "quick" | "smoke";
@@ -31,12 +32,21 @@ export interface Mode {
   readonly memory?: MemoryParams;
   readonly latency?: LatencyParams;
   readonly fairness?: FairnessParams;
+  readonly scale?: ScaleParams;
   /** One cell per N: the smallest memory limit that holds N VAs. */
   readonly containerLimit?: readonly ContainerLimitParams[];
   /** Ours, Go and the bare floor client: idle memory, then one cycle of N VAs. */
   readonly floor?: ThroughputParams;
   readonly pods?: PodsParams;
 }
+
+/**
+ * The scale scenario's shape (issue 16): 100 nodes, 10,000 foreign PVs,
+ * ListVolumes pages of 500, a pass every 30 s, upstream's 10 workers at
+ * limits high enough that the client throttle is not what is measured.
+ * One round per N: a 10,000-VA run takes minutes per attacher.
+ */
+export const defaultScale: ScaleParams = { sizes: [1000, 10_000, 50_000], foreignPvs: 10_000, nodes: 100, maxEntries: 500, reconcileSeconds: 30, workers: 10, ...highLimits };
 
 export const modes: Record<ModeName, Mode> = {
   full: {
@@ -53,6 +63,7 @@ export const modes: Record<ModeName, Mode> = {
     memory: { foreignPvs: 10_000, ownVas: 1000, workers: 100, ...highLimits },
     latency: { perSecond: 20, seconds: 30, workers: 10, ...highLimits },
     fairness: { backlog: 200, slowMs: 2000, workers: 10, ...highLimits },
+    scale: defaultScale,
     containerLimit: [
       { volumes: 300, workers: 10, stepMiB: 8, ...highLimits },
       { volumes: 1000, workers: 10, stepMiB: 8, ...highLimits },

@@ -37,6 +37,9 @@ import { createBoundClaims, createControllerManagedNodes, podsMetrics, runPods }
 import { runLimit } from "./scenarios/limit.ts";
 import { idleMetrics, memoryMetrics, runIdle, runMemory } from "./scenarios/memory.ts";
 import { runThroughput, throughputMetrics } from "./scenarios/throughput.ts";
+import { restoreDriver, runScale, scaleMetrics, type ScaleParams } from "./scenarios/scale.ts";
+import { ScaleObjects } from "./lib/scale-objects.ts";
+import { defaultScale } from "./modes.ts";
 
 const repoRoot = resolve(import.meta.dir, "..");
 const usage = `usage: bun run bench/run.ts [options]
@@ -48,10 +51,16 @@ const usage = `usage: bun run bench/run.ts [options]
                             (mock: idle, throughput and limit only)
   --driver-latency-ms N     publish/unpublish latency of the fault driver (default 0)
   --only a,b                only these scenarios: idle,throughput,limit,cold-start,memory,latency,fairness,
-                            container-limit,floor,pods (limit: the bare client next to each throughput cell at
-                            high limits; container-limit and floor need root and a memory cgroup; pods:
-                            kube-controller-manager's attach/detach controller drives the attacher)
+                            container-limit,floor,scale,pods
+                            (limit: the bare client next to each throughput cell at high limits;
+                             container-limit and floor need root and a memory cgroup;
+                             scale: N VAs on 100 nodes, ours then Go per N; full mode only: a smoke-sized run still takes ~35 s,
+                             two kube-apiserver restarts among it; --scale-n runs it in any mode;
+                             pods: kube-controller-manager's attach/detach controller drives the attacher)
+  --scale-n A,B             the N of the scale scenario, smallest first (default: the mode's); it stops after the first N that fails
+  --scale-foreign N         foreign PVs next to the scale scenario's own (default: the mode's)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
+  --keep-logs               keep the attachers' logs (default: deleted unless a run failed)
   --out DIR                 where reports go (default bench/results, quick/smoke: bench/results/scratch)
   --label NAME              appended to the report's file names (<date>-NAME.json), e.g. container-limit
   -v N                      attacher verbosity for both (default 2; below 2 upstream's ready line is not logged)`;
@@ -66,6 +75,9 @@ const { values: opts } = parseArgs({
     "driver-latency-ms": { type: "string", default: "0" },
     only: { type: "string" },
     kinds: { type: "string", default: "ours,go" },
+    "scale-n": { type: "string" },
+    "keep-logs": { type: "boolean", default: false },
+    "scale-foreign": { type: "string" },
     out: { type: "string" },
     label: { type: "string" },
     v: { type: "string", short: "v", default: "2" },
@@ -83,7 +95,7 @@ if (!Object.hasOwn(modes, opts.mode)) {
 }
 const modeName = opts.mode as ModeName;
 const mode = modes[modeName];
-const rounds = opts.rounds === undefined ? mode.rounds : positiveInt("--rounds", opts.rounds);
+const roundsOfMode = opts.rounds === undefined ? mode.rounds : positiveInt("--rounds", opts.rounds);
 const driverLatencyMs = nonNegativeInt("--driver-latency-ms", opts["driver-latency-ms"]);
 const verbosity = nonNegativeInt("-v", opts.v);
 const driverKind = opts.driver;
@@ -91,9 +103,11 @@ if (driverKind !== "fake" && driverKind !== "mock") {
   console.error(`--driver must be fake or mock, not ${JSON.stringify(driverKind)}\n${usage}`);
   process.exit(2);
 }
+/** The driver, as narrowed above, for code that runs later (the report). */
+const groundDriver: "fake" | "mock" = driverKind;
 /** What Kubernetes' mock driver can run: it has no latency to script, and only the throughput scenario is set up for its volumes. */
 const mockScenarios = ["idle", "throughput", "limit"];
-const allScenarios = ["idle", "throughput", "limit", "cold-start", "memory", "latency", "fairness", "container-limit", "floor", "pods"];
+const allScenarios = ["idle", "throughput", "limit", "cold-start", "memory", "latency", "fairness", "container-limit", "floor", "scale", "pods"];
 const onlyNames = opts.only?.split(",");
 const unknownScenario = onlyNames?.find((id) => !allScenarios.includes(id));
 if (unknownScenario !== undefined) {
@@ -117,6 +131,9 @@ const wanted = (id: string) => only.has(id);
 const kinds = opts.kinds.split(",").filter((k): k is "ours" | "go" => k === "ours" || k === "go");
 if (kinds.length === 0) throw new Error(`--kinds must name ours and/or go, not ${JSON.stringify(opts.kinds)}`);
 
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
+}
 function positiveInt(flag: string, text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a whole number >= 1, not ${JSON.stringify(text)}`);
@@ -128,8 +145,20 @@ function nonNegativeInt(flag: string, text: string): number {
   return n;
 }
 
+const scaleParams: ScaleParams | undefined =
+  mode.scale === undefined && opts["scale-n"] === undefined
+    ? undefined
+    : {
+        ...(mode.scale ?? modes.full.scale ?? defaultScale),
+        ...(opts["scale-n"] === undefined ? {} : { sizes: opts["scale-n"].split(",").map((n) => positiveInt("--scale-n", n)) }),
+        ...(opts["scale-foreign"] === undefined ? {} : { foreignPvs: nonNegativeInt("--scale-foreign", opts["scale-foreign"]) }),
+      };
+
 const wallStart = performance.now();
-note(`mode ${modeName}, ${rounds} round(s), ${driverKind} driver, driver latency ${driverLatencyMs} ms`);
+const startedAt = new Date().toISOString();
+/** Every report of this run goes to <out>/<start time>.{json,html,md}. */
+const reportStem = join(outDir, `${startedAt.slice(0, 16).replace(":", "")}${opts.label === undefined ? "" : `-${opts.label}`}`);
+note(`mode ${modeName}, ${roundsOfMode} round(s), ${driverKind} driver, driver latency ${driverLatencyMs} ms`);
 if (driverKind === "mock" && onlyNames === undefined) note("--driver mock: running idle, throughput and limit only (the other scenarios need the fault driver)");
 
 // Binaries: the Go build is cached by version; ours is built from this tree
@@ -167,12 +196,13 @@ async function runScenario(
   metrics: readonly MetricSpec[],
   notes: readonly string[],
   run: (binary: AttacherBinary, round: number) => Promise<RunResult>,
-  options: { attachers?: boolean; limit?: (round: number) => Promise<LimitRun>; withFloor?: boolean } = {},
-): Promise<void> {
+  options: { attachers?: boolean; limit?: (round: number) => Promise<LimitRun>; withFloor?: boolean; rounds?: number } = {},
+): Promise<boolean> {
   const runKinds: AttacherKind[] = options.attachers === false ? [] : [...kinds, ...(options.withFloor === true ? (["floor"] as const) : [])];
   const runs: RunResult[] = [];
   const limitRuns: LimitRun[] = [];
   const failed: string[] = [];
+  const rounds = options.rounds ?? roundsOfMode;
   for (let round = 1; round <= rounds; round++) {
     for (const kind of runKinds) {
       progress(`${title}: round ${round}/${rounds}, ${kind}`, true);
@@ -203,6 +233,37 @@ async function runScenario(
   }
   const runNotes = runs.flatMap((r) => r.notes ?? []);
   scenarios.push({ id, title, params, metrics, runs, notes: [...notes, ...runNotes, ...failed], ...(options.limit === undefined ? {} : { limitRuns }) });
+  return failed.length === 0;
+}
+
+/**
+ * writeReport writes the report of what has finished so far; the scale
+ * scenario calls it after each N too, so a run stopped during a large N
+ * keeps the smaller ones.
+ */
+function writeReport(): BenchResults {
+  const results: BenchResults = {
+    machine: {
+      date: startedAt,
+      ...hostFacts(),
+      goAttacher: kinds.includes("go") ? `${commandOutput([binaries.go.path, "--version"]).split("\n")[0] ?? ""} (${binaries.go.path})` : "not run",
+      oursBinary: binaries.ours.path,
+      oursCommit: commandOutput(["git", "describe", "--always", "--dirty"], repoRoot),
+      kubeApiserver: components.kubeApiserver.split("/").pop() ?? components.kubeApiserver,
+      oursHonoursQps,
+      driverLatencyMs,
+      driver: groundDriver,
+      mode: modeName,
+      rounds: roundsOfMode,
+      wallSeconds: Math.round((performance.now() - wallStart) / 1000),
+    },
+    scenarios,
+  };
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(`${reportStem}.json`, `${JSON.stringify(results, null, 1)}\n`);
+  writeFileSync(`${reportStem}.html`, renderHtml(results));
+  writeFileSync(`${reportStem}.md`, renderMarkdown(results, `${reportStem.split("/").pop() ?? "report"}.html`));
+  return results;
 }
 
 try {
@@ -259,6 +320,34 @@ try {
       (b, r) => runFairness(ctx, b, r, params, driverLatencyMs),
     );
   }
+  if (wanted("scale") && scaleParams !== undefined) {
+    const params = scaleParams;
+    const objects = new ScaleObjects(ground, params.nodes);
+    try {
+      for (const n of params.sizes) {
+        progress(`scale: making ${n} own PVs and VAs on ${params.nodes} nodes, ${params.foreignPvs} foreign PVs`, true);
+        const made = await objects.grow(n + 3, n, params.foreignPvs);
+        const rate = made.seconds > 0 ? Math.round(made.created / made.seconds) : 0;
+        note(`scale n=${n}: created ${made.created} objects in ${made.seconds.toFixed(1)} s (${rate}/s)`);
+        const ok = await runScenario(
+          `scale-n${n}`,
+          `Scale, ${n} own VAs on ${params.nodes} nodes + ${params.foreignPvs} foreign PVs`,
+          { n, foreignPvs: params.foreignPvs, nodes: params.nodes, maxEntries: params.maxEntries, reconcileSeconds: params.reconcileSeconds, workers: params.workers, qps: params.qps, burst: params.burst, driverLatencyMs, createdObjects: made.created, createSeconds: round1(made.seconds) },
+          scaleMetrics,
+          [`objects created once for this N by the bench (${rate} objects/s, 64 requests in flight) and reset between attachers`],
+          (b, r) => runScale(ctx, objects, b, r, n, params, driverLatencyMs),
+          { rounds: 1 },
+        );
+        writeReport();
+        if (!ok) {
+          note(`scale: stopping after n=${n} failed`);
+          break;
+        }
+      }
+    } finally {
+      if (ground.fake !== undefined) await restoreDriver(ground.fake, driverLatencyMs);
+    }
+  }
   if (wanted("floor") && mode.floor !== undefined && floor !== undefined) {
     const params = mode.floor;
     const loadOnly = floor.loadOnly;
@@ -313,30 +402,8 @@ try {
   await ground.stop();
 }
 
-const date = new Date().toISOString();
-const results: BenchResults = {
-  machine: {
-    date,
-    ...hostFacts(),
-    goAttacher: kinds.includes("go") ? `${commandOutput([binaries.go.path, "--version"]).split("\n")[0] ?? ""} (${binaries.go.path})` : "not run",
-    oursBinary: binaries.ours.path,
-    oursCommit: commandOutput(["git", "describe", "--always", "--dirty"], repoRoot),
-    kubeApiserver: components.kubeApiserver.split("/").pop() ?? components.kubeApiserver,
-    oursHonoursQps,
-    driverLatencyMs,
-    driver: driverKind,
-    mode: modeName,
-    rounds,
-    wallSeconds: Math.round((performance.now() - wallStart) / 1000),
-  },
-  scenarios,
-};
-mkdirSync(outDir, { recursive: true });
-const stem = join(outDir, `${date.slice(0, 16).replace(":", "")}${opts.label === undefined ? "" : `-${opts.label}`}`);
-writeFileSync(`${stem}.json`, `${JSON.stringify(results, null, 1)}\n`);
-writeFileSync(`${stem}.html`, renderHtml(results));
-writeFileSync(`${stem}.md`, renderMarkdown(results, `${stem.split("/").pop() ?? "report"}.html`));
-note(`wrote ${stem}.json, .html and .md in ${results.machine.wallSeconds} s`);
+const results = writeReport();
+note(`wrote ${reportStem}.json, .html and .md in ${results.machine.wallSeconds} s`);
 for (const scenario of scenarios) {
   const floorRows = summarizeFloor(scenario);
   for (const row of summarize(scenario)) {
@@ -350,8 +417,9 @@ if (failures > 0) {
   note(`${failures} run(s) failed; see the notes in the report and the attacher logs in ${ground.logDir}`);
   process.exit(1);
 }
-// The attachers' logs only matter when something failed.
-rmSync(ground.logDir, { recursive: true, force: true });
+// The attachers' logs only matter when something failed, or when asked for.
+if (opts["keep-logs"]) note(`attacher logs kept in ${ground.logDir}`);
+else rmSync(ground.logDir, { recursive: true, force: true });
 
 /**
  * privateCopy copies a binary other work on this machine may also run (the

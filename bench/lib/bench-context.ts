@@ -17,6 +17,14 @@ export interface AttacherLimits {
 }
 
 /** BenchContext is shared by every scenario of one benchmark run. */
+/** What a scenario may add to an attacher's start: flags of its own, or a command the attacher's command line runs under. */
+export interface StartOptions {
+  /** More flags after the shared ones (the scale scenario's reconciler flags). Default none. */
+  readonly extraArgs?: readonly string[];
+  /** Turns the command line into the one to exec, which must exec it (the container-limit scenario joins a memory cgroup first). Default: as it is. */
+  readonly wrap?: (argv: readonly string[]) => string[];
+}
+
 export class BenchContext {
   /** How many own PVs exist (bench-pv-0..count-1); grown on demand, never shrunk. */
   readonly ownPvs = { count: 0 };
@@ -32,14 +40,15 @@ export class BenchContext {
    * start execs an attacher with the flags both kinds share. -v=2 on both:
    * upstream's readiness line ("Caches populated") is logged at 2.
    */
-  start(binary: AttacherBinary, label: string, limits: AttacherLimits, wrap?: (argv: readonly string[]) => string[]): RunningAttacher {
+  start(binary: AttacherBinary, label: string, limits: AttacherLimits, options: StartOptions = {}): RunningAttacher {
+    const { extraArgs = [], wrap } = options;
     return startAttacher(binary, {
       ...(wrap === undefined ? {} : { wrap }),
       kubeconfig: this.ground.cluster.kubeconfigPath,
       csiSocket: this.ground.csiSocket,
       logDir: this.ground.logDir,
       logName: `${label}-${binary.kind}`,
-      args: [`--worker-threads=${limits.workers}`, `--kube-api-qps=${limits.qps}`, `--kube-api-burst=${limits.burst}`, `-v=${this.verbosity}`],
+      args: [`--worker-threads=${limits.workers}`, `--kube-api-qps=${limits.qps}`, `--kube-api-burst=${limits.burst}`, `-v=${this.verbosity}`, ...extraArgs],
     });
   }
 

@@ -24,6 +24,11 @@ interface WatchEvent {
   readonly object: WatchedVa;
 }
 
+/** WatchExpired: the watch's resourceVersion is gone (410); the watch lists again. */
+class WatchExpired extends Error {
+  override name = "WatchExpired";
+}
+
 /** VaWatch is a running watch; times are performance.now() milliseconds. */
 export class VaWatch {
   /** First time each VA was seen (its ADDED event, for one created while watched). */
@@ -47,12 +52,38 @@ export class VaWatch {
   /** start lists the VAs that exist, then watches from there. */
   static async start(options: AdminClientOptions): Promise<VaWatch> {
     const watch = new VaWatch(options);
-    const res = await watch.#fetch(vaPath);
-    const list = (await res.json()) as { metadata: { resourceVersion: string }; items: WatchedVa[] };
-    for (const va of list.items) watch.#apply("ADDED", va, performance.now());
-    watch.#resourceVersion = list.metadata.resourceVersion;
+    await watch.#list();
     watch.#loop = watch.#watchLoop();
     return watch;
+  }
+
+  /**
+   * #list reads every VA in pages of 500 (a scale run has 100,000) and
+   * makes `present` what the list says: a VA missing from it was deleted
+   * while no watch ran (after a 410 Gone), and counts as gone now.
+   */
+  async #list(): Promise<void> {
+    const listed = new Set<string>();
+    let token = "";
+    let resourceVersion = "";
+    do {
+      const res = await this.#fetch(`${vaPath}?limit=500${token === "" ? "" : `&continue=${encodeURIComponent(token)}`}`);
+      const page = (await res.json()) as { metadata: { resourceVersion: string; continue?: string }; items: WatchedVa[] };
+      const now = performance.now();
+      for (const va of page.items) {
+        listed.add(va.metadata.name);
+        this.#apply("ADDED", va, now);
+      }
+      token = page.metadata.continue ?? "";
+      resourceVersion = page.metadata.resourceVersion;
+    } while (token !== "");
+    const now = performance.now();
+    for (const name of [...this.present]) {
+      if (listed.has(name)) continue;
+      this.present.delete(name);
+      this.goneAt.set(name, now);
+    }
+    this.#resourceVersion = resourceVersion;
   }
 
   /** forget clears the recorded times (not the set of present VAs) before a new measurement. */
@@ -94,10 +125,15 @@ export class VaWatch {
         await this.#readEvents(reader);
       } catch (e: unknown) {
         if (this.#stopped) return;
-        // A dropped watch resumes from the last resourceVersion; the
-        // benchmark never compacts etcd, so 410 Gone does not happen here.
-        process.stderr.write(`[bench] VA watch restarting: ${e instanceof Error ? e.message : String(e)}\n`);
+        // A dropped watch resumes from the last resourceVersion; once that
+        // was compacted away (the scale scenario's 410 Gone), only a fresh
+        // list tells what changed.
+        const expired = e instanceof WatchExpired;
+        if (!expired) process.stderr.write(`[bench] VA watch restarting: ${e instanceof Error ? e.message : String(e)}\n`);
         await Bun.sleep(200);
+        if (expired) await this.#list().catch((listError: unknown) => {
+          process.stderr.write(`[bench] VA relist failed: ${listError instanceof Error ? listError.message : String(listError)}\n`);
+        });
       }
     }
   }
@@ -116,7 +152,10 @@ export class VaWatch {
         buffered = buffered.slice(newline + 1);
         if (line.trim() !== "") {
           const event = JSON.parse(line) as WatchEvent;
-          if (event.type === "ERROR") throw new Error(`watch error: ${line}`);
+          if (event.type === "ERROR") {
+            if ((event.object as { code?: number }).code === 410) throw new WatchExpired(line);
+            throw new Error(`watch error: ${line}`);
+          }
           this.#apply(event.type, event.object, now);
         }
         newline = buffered.indexOf("\n");
@@ -143,6 +182,7 @@ export class VaWatch {
       headers: { Authorization: `Bearer ${this.#options.adminToken}`, Accept: "application/json" },
       tls: { ca: this.#options.caPem },
     }).then((res) => {
+      if (res.status === 410) throw new WatchExpired(`GET ${path}: 410`);
       if (!res.ok) throw new Error(`GET ${path}: ${res.status}`);
       return res;
     });

@@ -6,6 +6,7 @@
 import { summarize } from "../lib/ratios.ts";
 import type { BenchResults, RunResult, ScenarioResult } from "../lib/results.ts";
 import { floorRows, formatNumber, limitRows, machineLines, verdict } from "./render-markdown.ts";
+import { scaleChartsHtml } from "./scale-charts.ts";
 import { escapeXml, lineChart, type ChartLine } from "./svg-line-chart.ts";
 
 const colors = { ours: "#1f6fd1", go: "#e07b00", floor: "#2a9d4a" } as const;
@@ -85,6 +86,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 <table><tr><th>scenario</th><th>metric</th><th>ours (median)</th><th>Go (median)</th><th>ours/Go</th><th></th></tr>${ratioRows}</table>
 ${limitTable}
 ${floorTable}
+${scaleChartsHtml(results)}
 ${results.scenarios.map(scenarioSection).join("\n")}
 </body></html>
 `;

@@ -3,6 +3,7 @@ import { summarizeLimit } from "../lib/limit-ratios.ts";
 import { summarizeFloor } from "../lib/floor-ratios.ts";
 import { summarize } from "../lib/ratios.ts";
 import type { BenchResults } from "../lib/results.ts";
+import { memorySlope, scaleScenarios } from "./scale-charts.ts";
 
 /** formatNumber keeps 3 significant digits; NaN shows as a dash. */
 export function formatNumber(x: number): string {
@@ -84,6 +85,13 @@ export function renderMarkdown(results: BenchResults, htmlName: string): string 
     lines.push("", "Against the bare-client limit (scenario 7: the same API writes per VA, no CSI, no caches, same workers; median over rounds of each round's attacher/limit):", "");
     lines.push("| scenario | limit (VA/s) | ours/limit | Go/limit |", "|---|---:|---:|---:|");
     for (const row of limits) lines.push(`| ${row.title} | ${formatNumber(row.limit)} | ${formatNumber(row.oursOverLimit)} | ${formatNumber(row.goOverLimit)} |`);
+  }
+  const scale = scaleScenarios(results);
+  if (scale.length > 1) {
+    lines.push("", `Scale, memory per 1,000 own VAs between N=${scale[0]?.params.n} and N=${scale[scale.length - 1]?.params.n} (settled, after all attached):`, "");
+    lines.push("| | ours | Go |", "|---|---:|---:|");
+    lines.push(`| VmRSS (MiB / 1,000 VAs) | ${formatNumber(memorySlope(scale, "ours"))} | ${formatNumber(memorySlope(scale, "go"))} |`);
+    lines.push(`| RssAnon (MiB / 1,000 VAs) | ${formatNumber(memorySlope(scale, "ours", "anonSettledMiB"))} | ${formatNumber(memorySlope(scale, "go", "anonSettledMiB"))} |`);
   }
   const floors = floorRows(results);
   if (floors.length > 0) {

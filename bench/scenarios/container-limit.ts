@@ -104,7 +104,7 @@ export async function runCycle(ctx: BenchContext, binary: AttacherBinary, label:
   let names: string[] = [];
   const deleted = { started: false };
   try {
-    attacher = ctx.start(binary, label, params, (argv) => group.command(argv));
+    attacher = ctx.start(binary, label, params, { wrap: (argv) => group.command(argv) });
     const until = attacher.execAt + timeoutMs;
     const left = () => Math.max(1, until - performance.now());
     const running = attacher;

@@ -82,6 +82,10 @@ export class CsiHandler implements Handler {
       await this.syncCached(va);
       return undefined;
     }
+    // A VA deleted between the reconciler's mark and its sync: the mark
+    // must go with it, or the set keeps the name forever and a later VA of
+    // the same name gets a forced sync it was never owed.
+    this.options.forcedSyncs.take(name);
     return this.releaseVanished(name);
   }
 

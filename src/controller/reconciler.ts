@@ -12,10 +12,10 @@ import { isSettled } from "./settled-volume-attachment";
 import type { LastVolumeAttachmentWrites } from "./va-last-writes";
 import { listedVolumeHandle, resolvePublication, type ResolutionStep } from "./volume-resolution";
 
-/** VolumeLister is the one driver call the reconciler needs (CsiClient.listVolumes). */
+/** VolumeLister is the one driver call the reconciler needs (CsiClient.forEachPublishedVolume). */
 export interface VolumeLister {
-  /** listVolumes maps every volume handle the driver knows to the node IDs it is published to. */
-  listVolumes(maxEntries: number, timeoutMs: number, signal?: AbortSignal): Promise<ReadonlyMap<string, readonly string[]>>;
+  /** forEachPublishedVolume hands every volume the driver lists, with the node IDs it is published to, to `onVolume`, page by page. */
+  forEachPublishedVolume(maxEntries: number, timeoutMs: number, onVolume: (volumeId: string, nodeIds: readonly string[]) => void, signal?: AbortSignal): Promise<void>;
 }
 
 export interface ReconcilerOptions {
@@ -58,6 +58,14 @@ interface Target {
   readonly volumeHandle: string;
   readonly nodeId: string;
 }
+
+/**
+ * Compared is one VA of a pass with where its volume should be published
+ * (or how resolving that failed, reported once the listing is in) and
+ * whether the listing showed it there. `found` follows the volume's last
+ * listing entry, as upstream's map of the listing does.
+ */
+type Compared = { readonly va: VolumeAttachment } & ({ readonly target: Target; found: boolean } | { readonly target: undefined; readonly report: () => void });
 
 /**
  * Reconciler compares, every `periodMs`, what the VAs of our driver say with
@@ -105,11 +113,36 @@ export class Reconciler {
     log.v(4).info("Reconciling VolumeAttachments with driver backend state");
     // The VAs are taken before the driver is asked, as upstream does: a VA
     // created during the listing is left for the next pass rather than
-    // compared with a listing that may predate its publish.
-    const vas = [...this.options.vas.list()].filter((va) => va.spec.attacher === driverName);
-    let published: ReadonlyMap<string, readonly string[]>;
+    // compared with a listing that may predate its publish. They are
+    // resolved now too, so that the listing is read page by page into
+    // their `found` marks: a pass then holds one page of the driver's
+    // answer and an index of our own VAs, never the driver's whole listing.
+    const compared: Compared[] = [];
+    const byHandle = new Map<string, Compared & { target: Target }>();
+    /** A second VA of one volume (multi-attach) is rare: those few are chained here. */
+    const moreByHandle = new Map<string, (Compared & { target: Target })[]>();
+    for (const va of this.options.vas.list()) {
+      if (va.spec.attacher !== driverName) continue;
+      const entry = this.resolve(va);
+      compared.push(entry);
+      if (entry.target === undefined) continue;
+      const handle = entry.target.volumeHandle;
+      if (!byHandle.has(handle)) byHandle.set(handle, entry);
+      else moreByHandle.set(handle, [...(moreByHandle.get(handle) ?? []), entry]);
+    }
+    const mark = (entry: (Compared & { target: Target }) | undefined, nodeIds: readonly string[]) => {
+      if (entry !== undefined) entry.found = nodeIds.includes(entry.target.nodeId);
+    };
     try {
-      published = await lister.listVolumes(maxEntries, timeoutMs, signal);
+      await lister.forEachPublishedVolume(
+        maxEntries,
+        timeoutMs,
+        (volumeId, nodeIds) => {
+          mark(byHandle.get(volumeId), nodeIds);
+          for (const entry of moreByHandle.get(volumeId) ?? []) mark(entry, nodeIds);
+        },
+        signal,
+      );
     } catch (e: unknown) {
       // A listing cut short by shutdown is no failure worth reporting.
       if (signal?.aborted) return;
@@ -120,10 +153,12 @@ export class Reconciler {
     // Deleted VAs and VAs with errors are compared too (upstream skips
     // neither): a VA being deleted that is still published is exactly what
     // a forced detach is for.
-    for (const va of vas) {
-      const expected = this.resolve(va);
-      if (!expected) continue;
-      const found = published.get(expected.volumeHandle)?.includes(expected.nodeId) ?? false;
+    for (const entry of compared) {
+      if (entry.target === undefined) {
+        entry.report();
+        continue;
+      }
+      const { va, target, found } = entry;
       const attached = va.status?.attached ?? false;
       if (found === attached) continue;
       if (!this.settled(va)) {
@@ -132,7 +167,7 @@ export class Reconciler {
       }
       log.error("VolumeAttachment attached status and actual state do not match. Adding back to VolumeAttachment queue for forced reprocessing", {
         VolumeAttachment: va.metadata.name,
-        volumeHandle: expected.volumeHandle,
+        volumeHandle: target.volumeHandle,
         attachedStatus: attached,
         found,
       });
@@ -162,31 +197,32 @@ export class Reconciler {
    * ReconcileVA does: the PV's spec (an in-tree PV translated to CSI) or the
    * inline spec gives the handle; a migrated volume's handle is then
    * repaired with the node ID (GCE PD fills in its project and zone), so it
-   * reads as the driver lists it. A VA that cannot be resolved is logged
-   * with upstream's words and skipped: its own sync reports the problem on
-   * the VA.
+   * reads as the driver lists it. A VA that cannot be resolved is skipped,
+   * with upstream's words kept in `report` for once the listing is in (a
+   * failed listing reports nothing else, as upstream): its own sync
+   * reports the problem on the VA.
    */
-  private resolve(va: VolumeAttachment): Target | undefined {
+  private resolve(va: VolumeAttachment): Compared {
     const { driverName, csiNodes, pvs, log } = this.options;
-    const vaLog = log.with({ VolumeAttachment: va.metadata.name });
+    const vaLog = () => log.with({ VolumeAttachment: va.metadata.name });
+    const failed = (report: () => void): Compared => ({ va, target: undefined, report });
     // The annotation fallback, as for detach: a VA whose node is gone may still be published.
     const { nodeId: node, volume: resolution } = resolvePublication(va, { pvs, csiNodes, driverName }, { remembered: true });
     if (!node.ok) {
-      vaLog.error("Failed to find node ID err", { err: node.error });
-      return undefined;
+      const { error } = node;
+      return failed(() => vaLog().error("Failed to find node ID err", { err: error }));
     }
     const nodeId = node.id;
     if (!resolution.ok) {
-      vaLog.error(resolutionFailures[resolution.step], { err: resolution.error });
-      return undefined;
+      const { step, error } = resolution;
+      return failed(() => vaLog().error(resolutionFailures[step], { err: error }));
     }
     const { csi } = resolution.volume;
     try {
-      return { volumeHandle: listedVolumeHandle(resolution.volume, nodeId), nodeId };
+      return { va, target: { volumeHandle: listedVolumeHandle(resolution.volume, nodeId), nodeId }, found: false };
     } catch (e: unknown) {
       // As upstream, an inline spec of a driver that replaces no in-tree plugin ends here.
-      vaLog.error("Failed to repair volume handle for driver", { err: e, volumeHandle: csi.volumeHandle, sourceDriver: csi.driver });
-      return undefined;
+      return failed(() => vaLog().error("Failed to repair volume handle for driver", { err: e, volumeHandle: csi.volumeHandle, sourceDriver: csi.driver }));
     }
   }
 }

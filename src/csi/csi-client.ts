@@ -90,17 +90,18 @@ export class CsiClient {
   }
 
   /**
-   * listVolumes pages through ListVolumes, `maxEntries` volumes a page (0 =
-   * the driver's choice), and maps each volume handle to the node IDs it is
-   * published to. One `timeoutMs` bounds all the pages together, as
-   * upstream's single context does, so a driver that keeps handing out
-   * tokens cannot hold the reconciler forever; `signal` ends the listing
-   * early, on shutdown. A volume listed twice keeps its last entry
-   * (upstream does the same).
+   * forEachPublishedVolume pages through ListVolumes, `maxEntries` volumes
+   * a page (0 = the driver's choice), and hands each volume's handle and
+   * published node IDs to `onVolume` as its page arrives: a caller that
+   * keeps only the volumes it cares about holds one page at a time, not the
+   * driver's whole listing (100,000 volumes, or a backend shared with other
+   * clusters). One `timeoutMs` bounds all the pages together, as upstream's
+   * single context does, so a driver that keeps handing out tokens cannot
+   * hold the reconciler forever; `signal` ends the listing early, on
+   * shutdown. A volume listed twice is handed over twice, in listing order.
    */
-  async listVolumes(maxEntries: number, timeoutMs: number, signal?: AbortSignal): Promise<Map<string, readonly string[]>> {
+  async forEachPublishedVolume(maxEntries: number, timeoutMs: number, onVolume: (volumeId: string, nodeIds: readonly string[]) => void, signal?: AbortSignal): Promise<void> {
     const deadline = performance.now() + timeoutMs;
-    const published = new Map<string, readonly string[]>();
     let startingToken = "";
     do {
       // Whole milliseconds: the Connect timeout header takes no fraction.
@@ -109,10 +110,20 @@ export class CsiClient {
       if (remainingMs <= 0) throw new CsiCallError(Code.DeadlineExceeded, "context deadline exceeded");
       const response = await call(remainingMs, (options) => this.controller.listVolumes({ maxEntries, startingToken }, { ...options, ...(signal ? { signal } : {}) }));
       for (const entry of response.entries) {
-        if (entry.volume) published.set(entry.volume.volumeId, entry.status?.publishedNodeIds ?? []);
+        if (entry.volume) onVolume(entry.volume.volumeId, entry.status?.publishedNodeIds ?? []);
       }
       startingToken = response.nextToken;
     } while (startingToken !== "");
+  }
+
+  /**
+   * listVolumes maps every volume handle the driver lists to the node IDs
+   * it is published to (see forEachPublishedVolume). A volume listed twice
+   * keeps its last entry (upstream does the same).
+   */
+  async listVolumes(maxEntries: number, timeoutMs: number, signal?: AbortSignal): Promise<Map<string, readonly string[]>> {
+    const published = new Map<string, readonly string[]>();
+    await this.forEachPublishedVolume(maxEntries, timeoutMs, (volumeId, nodeIds) => published.set(volumeId, nodeIds), signal);
     return published;
   }
 }

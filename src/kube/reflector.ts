@@ -106,21 +106,29 @@ export class Reflector<T extends KubeObject> {
   }
 
   private async list(signal: AbortSignal): Promise<void> {
-    const { client, path, pageSize, kind, log } = this.options;
-    const objects: T[] = [];
+    const { client, path, pageSize, store } = this.options;
+    const { kind, log } = this.options;
+    // Each page goes into the store as it arrives: no list-sized array of
+    // parsed objects next to the cache (see Store.startReplace).
+    const replacing = store.startReplace();
+    let count = 0;
     const resourceVersion = await listInPages(
       client,
       path,
       pageSize,
       (raw) => {
         const object = this.parseOrSkip(raw);
-        if (object) objects.push(object);
+        if (!object) return;
+        replacing.add(object);
+        count++;
       },
       signal,
     );
-    this.options.store.replace(objects);
+    replacing.finish();
     this.resourceVersion = resourceVersion;
-    log.v(4).info("Listed", { kind, count: objects.length, resourceVersion });
+    // At 2, as client-go's "Caches populated": a relist after 410 Gone is
+    // otherwise invisible in the log until something goes wrong.
+    log.v(2).info("Listed", { kind, count, resourceVersion });
     if (!this.syncedOnce) {
       this.syncedOnce = true;
       for (const resolve of this.syncedWaiters.splice(0)) resolve();

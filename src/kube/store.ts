@@ -82,14 +82,34 @@ export class Store<T extends KubeObject> {
    * deleted while we were not watching, the others are added or updated.
    */
   replace(objects: readonly T[]): void {
+    const replacing = this.startReplace();
+    for (const object of objects) replacing.add(object);
+    replacing.finish();
+  }
+
+  /**
+   * startReplace installs a (re)list as its pages arrive: `add` applies each
+   * object at once, as a watch event would, and `finish` removes what the
+   * list did not name. A relist of 100,000 objects then never holds a second
+   * copy of them all next to the cache (each older version becomes garbage
+   * as its successor arrives), only the set of names seen. A list that
+   * fails half-way leaves what it added; the next list's `finish` removes
+   * what is gone.
+   */
+  startReplace(): { add(object: T): void; finish(): void } {
     const seen = new Set<string>();
-    for (const object of objects) {
-      seen.add(object.metadata.name);
-      this.upsert(object);
-    }
-    for (const [name, object] of [...this.items]) {
-      if (!seen.has(name)) this.remove(object);
-    }
+    return {
+      add: (object) => {
+        seen.add(object.metadata.name);
+        this.upsert(object);
+      },
+      finish: () => {
+        // Collected first: removing while iterating the map would skip entries.
+        const gone: T[] = [];
+        for (const [name, object] of this.items) if (!seen.has(name)) gone.push(object);
+        for (const object of gone) this.remove(object);
+      },
+    };
   }
 
   /**

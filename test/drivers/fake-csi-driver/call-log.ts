@@ -20,8 +20,13 @@ export class CallLog {
   /** Last seq handed out; survives clear() so seqs are never reused. */
   #lastSeq = 0;
 
-  /** begin logs an arriving call; `request` is its proto3 JSON, secrets included. */
-  begin(method: CsiMethodName, request: Record<string, unknown>): OpenCall {
+  /**
+   * begin logs an arriving call; `request` is its proto3 JSON, secrets
+   * included. With a `limit`, the oldest records go once there are more
+   * than `limit`, so a driver serving hundreds of thousands of calls (the
+   * scale bench) keeps a bounded log; null keeps every record.
+   */
+  begin(method: CsiMethodName, request: Record<string, unknown>, limit: number | null = null): OpenCall {
     this.#lastSeq += 1;
     const record: CallRecord = {
       seq: this.#lastSeq,
@@ -33,6 +38,9 @@ export class CallLog {
       finishedAt: null,
     };
     this.#records.push(record);
+    // Drop in steps of a quarter of the limit, so a long run pays one
+    // array shift per limit/4 calls rather than one per call.
+    if (limit !== null && this.#records.length > limit) this.#records.splice(0, this.#records.length - limit + Math.floor(limit / 4));
     return { seq: record.seq, method };
   }
 
@@ -42,7 +50,8 @@ export class CallLog {
    * test asked to forget it.
    */
   finish(call: OpenCall, code: StatusCodeName, message: string | null): CallRecord | undefined {
-    const index = this.#records.findIndex((r) => r.seq === call.seq);
+    // Searched from the newest end: the call finishing is nearly always recent.
+    const index = this.#records.findLastIndex((r) => r.seq === call.seq);
     const record = this.#records[index];
     if (record === undefined) return undefined;
     const finished = { ...record, code, message, finishedAt: new Date().toISOString() };

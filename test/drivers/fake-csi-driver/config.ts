@@ -73,6 +73,11 @@ export const DriverConfigSchema = v.strictObject({
    * Read at launch only. Default null: state lives and dies with the process.
    */
   stateDir: v.optional(v.nullable(v.string()), null),
+  /**
+   * Most call records the log keeps; older ones are dropped as new calls
+   * arrive. Default null: every call is kept (tests read the whole log).
+   */
+  callLogLimit: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))), null),
   /** Probe's ready field: true, false, or null for absent. Default true. */
   probeReady: v.optional(v.nullable(v.boolean()), true),
 });

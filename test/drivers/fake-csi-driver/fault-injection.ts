@@ -23,7 +23,7 @@ export function createFaultInjectingHandler(
   state: DriverState,
 ): UnaryHandler {
   return async (request, signal) => {
-    const call = state.calls.begin(name, requestJson(method, request));
+    const call = state.calls.begin(name, requestJson(method, request), state.config.callLogLimit);
     // Whether the normal behaviour ran to the end, i.e. the call changed state.
     let applied = false;
     const runNormal = (): Message => {

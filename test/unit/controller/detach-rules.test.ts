@@ -73,3 +73,16 @@ describe("detach", () => {
     });
   });
 });
+
+describe("forced syncs of deleted VAs", () => {
+  it("drops the reconciler's mark when the VA is gone by its sync, so a new VA of that name is not forced", async () => {
+    const attached = vaJson("va1", { metadata: { finalizers: [finalizer], annotations: { [nodeIdAnnotation]: "node1-id" } }, status: { attached: true } });
+    const ground = createHandlerGround({ vas: [attached], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1] });
+    ground.forcedSyncs.mark("va1");
+    ground.vanish("va1");
+    // Released from its last state, as any VA that vanished with our finalizer.
+    ground.vanished.forget("va1");
+    await ground.sync("va1");
+    expect(ground.forcedSyncs.take("va1")).toBe(false);
+  });
+});

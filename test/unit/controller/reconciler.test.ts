@@ -143,6 +143,28 @@ function reconcilerOn(ground: Ground) {
 }
 
 describe("reconciler", () => {
+  it("compares each VA of a multi-attach volume with its own node, and a volume listed twice by its last entry", async () => {
+    const csi = fakeDriver([
+      ["vol-shared", ["id-a"]],
+      ["vol-twice", ["id-a"]],
+      ["vol-twice", []],
+      // Volumes of no VA of ours (another cluster's, on a shared backend) are passed over.
+      ...Array.from({ length: 50 }, (_, i): DriverVolume => [`vol-elsewhere-${i}`, ["id-a"]]),
+    ]);
+    const { reconciler, outcome } = reconcilerOn({
+      driver: csi,
+      maxEntries: 7,
+      vas: [
+        va("shared-a", { attached: true, pv: "pv-shared" }),
+        va("shared-b", { attached: true, pv: "pv-shared", node: "node-b" }),
+        va("twice", { attached: true }),
+      ],
+      pvs: [csiPv("pv-shared", "vol-shared"), csiPv("pv-twice", "vol-twice")],
+    });
+    await reconciler.reconcile();
+    expect(outcome()).toEqual({ enqueued: ["shared-b", "twice"], marked: ["shared-b", "twice"] });
+  });
+
   it("forces a sync of every VA whose attached status disagrees with the driver, in both directions, across ListVolumes pages", async () => {
     const csi = fakeDriver([
       ["vol-attached-ok", ["id-a"]],

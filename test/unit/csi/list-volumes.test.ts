@@ -28,6 +28,16 @@ describe("listVolumes", () => {
     expect(Object.fromEntries(await client.listVolumes(2, 5_000))).toEqual({ "vol-1": ["id-a", "id-b"], "vol-2": [], "vol-3": ["id-c"] });
   });
 
+  it("hands each page's volumes over before it asks for the next page, so a pass holds one page", async () => {
+    const events: string[] = [];
+    const client = clientAnswering((token) => {
+      events.push(`page ${token === "" ? "first" : token}`);
+      return create(ListVolumesResponseSchema, { entries: [{ volume: { volumeId: `vol-${token || "0"}` } }], nextToken: token === "" ? "t1" : "" });
+    });
+    await client.forEachPublishedVolume(1, 5_000, (volumeId) => events.push(volumeId));
+    expect(events).toEqual(["page first", "vol-0", "page t1", "vol-t1"]);
+  });
+
   it("gives up with Go's deadline words when the pages together outlast the timeout", async () => {
     // A driver that never stops handing out tokens.
     const client = clientAnswering(() => create(ListVolumesResponseSchema, { nextToken: "again" }));

@@ -74,6 +74,22 @@ describe("store", () => {
       events: ["update 2->3", "delete a"],
     });
   });
+
+  it("applies a paged relist as each object arrives, and removes the missing only when it finishes", () => {
+    const { store, events } = recordingStore();
+    store.upsert(thing("a", "1"));
+    store.upsert(thing("b", "2"));
+    const replacing = store.startReplace();
+    replacing.add(thing("b", "3"));
+    const midway = { b: store.get("b")?.metadata.resourceVersion, a: store.get("a") !== undefined };
+    replacing.add(thing("c", "4"));
+    replacing.finish();
+    expect({ midway, names: [...store.list()].map((object) => object.metadata.name).sort(), events: events.slice(2) }).toEqual({
+      midway: { b: "3", a: true },
+      names: ["b", "c"],
+      events: ["update 2->3", "add c@4", "delete a"],
+    });
+  });
 });
 
 describe("store and deletions", () => {
