@@ -212,7 +212,8 @@ export async function deleteVas(admin: AdminClient, names: readonly string[], on
   });
 }
 
-async function createIgnoringExisting(admin: AdminClient, path: string, body: KubeObject): Promise<void> {
+/** createIgnoringExisting creates `body` unless an object of its name is there already (objects the bench reuses). */
+export async function createIgnoringExisting(admin: AdminClient, path: string, body: KubeObject): Promise<void> {
   try {
     await admin.create(path, body);
   } catch (e: unknown) {

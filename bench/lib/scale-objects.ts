@@ -6,7 +6,7 @@
  */
 import { AdminApiError, type AdminClient, type KubeObject } from "../../test/cluster/admin-client.ts";
 import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/e2e/support/objects.ts";
-import { benchDriverName, createForeignPvs, forEachLimited, pvFinalizer, type BenchGround } from "./bench-ground.ts";
+import { benchDriverName, createForeignPvs, createIgnoringExisting, forEachLimited, pvFinalizer, type BenchGround } from "./bench-ground.ts";
 
 /** Requests in flight while creating or resetting in bulk: the apiserver is local, the bench process is the limit. */
 const scaleConcurrency = 64;
@@ -146,15 +146,6 @@ export async function listAll(admin: AdminClient, path: string, onItem: (item: L
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k);
-}
-
-async function createIgnoringExisting(admin: AdminClient, path: string, body: KubeObject): Promise<void> {
-  try {
-    await admin.create(path, body);
-  } catch (e: unknown) {
-    if (e instanceof AdminApiError && e.reason === "AlreadyExists") return;
-    throw e;
-  }
 }
 
 async function ignoreNotFound(request: Promise<unknown>): Promise<void> {
