@@ -20,10 +20,15 @@
  *   bun run build --target=linux/arm64 # dist/csi-attacher-arm64
  *   bun run build --no-bytecode        # without precompiled bytecode (for comparing)
  *   bun run build --no-bytecode-order  # bytecode in Bun's own order (for comparing)
+ *   bun run build --entry=bench/floor/load-only.ts  # another program, with the same flags (the bench's floor)
+ *
+ * ATTACHER_EXEC_ARGV bakes runtime arguments into the binary
+ * (`--compile-exec-argv`, e.g. "--smol"), for A/B comparisons of runtime
+ * levers; a space-separated list, none by default (no lever measured better).
+ * ATTACHER_OUTFILE names the output file.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { $ } from "bun";
-import { compileExecArgv, compileExecArgvFlags } from "./compile-exec-argv";
 import { defaultOutfile, hostTarget, targetFor, type BuildTarget } from "./build/build-targets";
 import { BuildError } from "./build/errors";
 import { targetRuntime } from "./build/target-runtime";
@@ -39,9 +44,13 @@ try {
   process.exit(2);
 }
 const outfile = process.env["ATTACHER_OUTFILE"] ?? defaultOutfile(target);
+/** The program to compile: the attacher unless --entry names another (the bench's floor programs). */
+const entry = process.argv.find((arg) => arg.startsWith("--entry="))?.slice("--entry=".length) ?? "src/main.ts";
+const compileExecArgv = (process.env["ATTACHER_EXEC_ARGV"] ?? "").split(" ").filter((arg) => arg !== "");
 const bytecode = !process.argv.includes("--no-bytecode");
 const bytecodeOrderFile = "scripts/bytecode-order.txt";
-const bytecodeOrder = bytecode && !process.argv.includes("--no-bytecode-order") && existsSync(bytecodeOrderFile);
+// The order was recorded from a run of the attacher: it says nothing about another program.
+const bytecodeOrder = bytecode && entry === "src/main.ts" && !process.argv.includes("--no-bytecode-order") && existsSync(bytecodeOrderFile);
 
 /** gitCommit is the short HEAD hash, "-dirty" if the tree has changes, or "outside-git". */
 async function gitCommit(): Promise<string> {
@@ -76,7 +85,7 @@ const cross = await crossFlags(target);
 // --sourcemap embeds the source map in the binary, so stack traces (and with
 // them the file:line of each klog-style log line) name source files, not the
 // minified bundle. The .map file written beside the binary is not needed.
-const flags = ["--compile", ...cross, "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(bytecodeOrder ? [`--bytecode-order=${bytecodeOrderFile}`] : []), ...compileExecArgvFlags()];
-await $`bun build ${flags} src/main.ts --outfile ${outfile}`.quiet();
+const flags = ["--compile", ...cross, "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(bytecodeOrder ? [`--bytecode-order=${bytecodeOrderFile}`] : []), ...(compileExecArgv.length > 0 ? [`--compile-exec-argv=${compileExecArgv.join(" ")}`] : [])];
+await $`bun build ${flags} ${entry} --outfile ${outfile}`.quiet();
 const size = Bun.file(outfile).size;
 console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, ${(target ?? hostTarget())?.platform ?? process.arch}, commit ${commit}${bytecode ? ", bytecode" : ""}${bytecodeOrder ? " in recorded order" : ""}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);

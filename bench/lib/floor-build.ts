@@ -1,12 +1,11 @@
 /**
- * Builds the floor programs (bench/floor/) the way scripts/build.ts builds
- * ours, `bun build --compile --minify --bytecode` with the same baked-in
- * runtime arguments, so that the runtime under both is the same.
+ * Builds the floor programs (bench/floor/) with scripts/build.ts, the one
+ * place the compile flags live, so that the runtime under them and under
+ * ours is the same (ATTACHER_EXEC_ARGV included).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { compileExecArgvFlags } from "../../scripts/compile-exec-argv.ts";
 
 /** FloorBinaries are the two compiled floor programs. */
 export interface FloorBinaries {
@@ -23,9 +22,13 @@ export function buildFloor(): FloorBinaries {
   const dir = mkdtempSync(join(tmpdir(), "bench-floor-"));
   const build = (name: string) => {
     const outfile = join(dir, name);
-    const flags = ["--compile", "--minify", "--bytecode", ...compileExecArgvFlags()];
-    const out = Bun.spawnSync([process.execPath, "build", ...flags, join(repoRoot, "bench/floor", `${name}.ts`), "--outfile", outfile], { cwd: repoRoot, stdout: "pipe", stderr: "pipe" });
-    if (out.exitCode !== 0) throw new Error(`bun build of bench/floor/${name}.ts exited with ${out.exitCode}: ${out.stderr.toString()}`);
+    const out = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", `--entry=bench/floor/${name}.ts`], {
+      cwd: repoRoot,
+      env: { ...process.env, ATTACHER_OUTFILE: outfile },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    if (out.exitCode !== 0) throw new Error(`building bench/floor/${name}.ts exited with ${out.exitCode}: ${out.stderr.toString()}`);
     return outfile;
   };
   return { loadOnly: build("load-only"), bareAttacher: build("bare-attacher") };
