@@ -24,9 +24,7 @@ export interface AttacherOptions {
   readonly env?: Record<string, string>;
   /** The program to run instead of dist/csi-attacher (the soak's heap-probed run from source). */
   readonly binary?: string;
-  /** A command the attacher's command line is handed to, which must exec it (e.g. joining a memory cgroup first). Default: none. */
-  readonly launcher?: (argv: readonly string[]) => string[];
-  /** A command the binary runs under, before it on the command line (QEMU for another CPU's binary). Default: none. */
+  /** A command the binary runs under, before it on the command line, which must exec it (QEMU for another CPU's binary, a shell joining a memory cgroup). Default: none. */
   readonly wrapper?: readonly string[];
   /** How long to wait for the caches to sync. Default 30 s. */
   readonly syncTimeoutMs?: number;
@@ -81,7 +79,7 @@ export async function startAttacher(options: AttacherOptions, waitForSync = true
   ];
   const process = spawnManaged({
     name: options.name ?? "attacher",
-    command: options.launcher === undefined ? command : options.launcher(command),
+    command,
     logDir: options.logDir,
     ...(options.env ? { env: { ...globalThis.process.env, ...options.env } } : {}),
   });
