@@ -73,7 +73,9 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const log = new Logger({ verbosity: config.verbosity, format: config.loggingFormat, vmodule: config.vmodule });
   log.info("Version", { version, commit: gitCommit, platform });
-  log.v(2).info("Memory limit", memoryLimitFields(readOwnMemoryLimit(), process.execArgv));
+  // Only read when it is logged: the walk over the cgroup files is start-up work nothing else needs.
+  const memoryLog = log.v(2);
+  if (memoryLog.enabled) memoryLog.info("Memory limit", memoryLimitFields(readOwnMemoryLimit(), process.execArgv));
   const stop = new AbortController();
   // In-flight CSI calls end within --timeout; the API writes that record
   // their outcome follow at once. Past that, something is stuck.
