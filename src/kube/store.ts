@@ -78,19 +78,9 @@ export class Store<T extends KubeObject> {
   }
 
   /**
-   * replace installs the result of a (re)list: objects missing from it were
-   * deleted while we were not watching, the others are added or updated.
-   */
-  replace(objects: readonly T[]): void {
-    const replacing = this.startReplace();
-    for (const object of objects) replacing.add(object);
-    replacing.finish();
-  }
-
-  /**
-   * startReplace installs a (re)list as its pages arrive: `add` applies each
-   * object at once, as a watch event would, and `finish` removes what the
-   * list did not name. A relist of 100,000 objects then never holds a second
+   * startReplace installs a (re)list as its pages arrive: `add` applies
+   * each object at once, as a watch event would, and `finish` removes what
+   * the list did not name (deleted while we were not watching). A relist of 100,000 objects then never holds a second
    * copy of them all next to the cache (each older version becomes garbage
    * as its successor arrives), only the set of names seen. A list that
    * fails half-way leaves what it added; the next list's `finish` removes

@@ -290,7 +290,9 @@ describe("reconciler", () => {
       timeoutMs: 15_000,
       log: new Logger({ sink: () => {} }),
     });
-    vas.replace([va("restarted-ok", { attached: true }), va("restarted-lost", { attached: true })]);
+    const firstList = vas.startReplace();
+    for (const listed of [va("restarted-ok", { attached: true }), va("restarted-lost", { attached: true })]) firstList.add(listed);
+    firstList.finish();
     const marked = () => ["restarted-ok", "restarted-lost"].filter((name) => forcedSyncs.take(name));
     await reconciler.reconcile();
     const firstPass = { marked: marked(), queued: vaQueue.len() };

@@ -18,7 +18,9 @@ describe("VAs by PV", () => {
     vas.upsert(va("moved", { persistentVolumeName: "pv2" }, "2"));
     const before = { pv1: index.vasUsing("pv1").sort(), pv2: index.vasUsing("pv2") };
     vas.remove(va("early", { persistentVolumeName: "pv1" }));
-    vas.replace([va("moved", { persistentVolumeName: "pv2" }, "2")]);
+    const relist = vas.startReplace();
+    relist.add(va("moved", { persistentVolumeName: "pv2" }, "2"));
+    relist.finish();
     expect({ before, after: { pv1: index.vasUsing("pv1"), pv2: index.vasUsing("pv2") } }).toEqual({
       before: { pv1: ["early", "late"], pv2: ["moved"] },
       after: { pv1: [], pv2: ["moved"] },

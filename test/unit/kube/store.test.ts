@@ -68,7 +68,9 @@ describe("store", () => {
     const { store, events } = recordingStore();
     store.upsert(thing("a", "1"));
     store.upsert(thing("b", "2"));
-    store.replace([thing("b", "3")]);
+    const relist = store.startReplace();
+    relist.add(thing("b", "3"));
+    relist.finish();
     expect({ names: [...store.list()].map((object) => object.metadata.name), events: events.slice(2) }).toEqual({
       names: ["b"],
       events: ["update 2->3", "delete a"],
