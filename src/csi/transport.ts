@@ -51,19 +51,20 @@ export function createDriverTransport(options: DriverTransportOptions): Transpor
   // Unavailable, which callers treat as "may still be in progress" and retry.
   // With one long-lived session there is one connection, so every call in
   // flight was on it; were a second session open, its calls would be retried too.
-  const inFlight = new Set<AbortController>();
+  //
+  // Every call carries the signal of the connection in use when it starts;
+  // a close aborts that signal and hands later calls a fresh one. One shared
+  // signal instead of a controller, a combined signal and a set entry per
+  // call: a publish or unpublish without a signal of its own allocates
+  // nothing here.
+  let connectionClosed = new AbortController();
   const failCallsInFlight = () => {
-    for (const call of inFlight) call.abort(new ConnectError("connection to the CSI driver closed during the call", Code.Unavailable));
+    const closed = connectionClosed;
+    connectionClosed = new AbortController();
+    closed.abort(new ConnectError("connection to the CSI driver closed during the call", Code.Unavailable));
   };
-  const failOnConnectionClose: Interceptor = (next) => async (request) => {
-    const call = new AbortController();
-    inFlight.add(call);
-    try {
-      return await next({ ...request, signal: AbortSignal.any([request.signal, call.signal]) });
-    } finally {
-      inFlight.delete(call);
-    }
-  };
+  const untilConnectionCloses = (signal: AbortSignal | undefined): AbortSignal =>
+    signal === undefined ? connectionClosed.signal : AbortSignal.any([signal, connectionClosed.signal]);
 
   const checkAlive = () => {
     if (lost || !everConnected) return;
@@ -76,13 +77,13 @@ export function createDriverTransport(options: DriverTransportOptions): Transpor
     });
   };
 
-  return createGrpcTransport({
+  const transport = createGrpcTransport({
     baseUrl: "http://localhost",
     // CSI drivers are local: keep the session open rather than closing it
     // when idle (default 15 min), so that its socket is there to close when
     // the driver dies. connect-node's timer helper ignores Infinity.
     idleConnectionTimeoutMs: Number.POSITIVE_INFINITY,
-    interceptors: [...(options.interceptors ?? []), failOnConnectionClose],
+    interceptors: [...(options.interceptors ?? [])],
     nodeOptions: {
       createConnection: () => {
         const socket = net.connect(options.socketPath);
@@ -97,4 +98,8 @@ export function createDriverTransport(options: DriverTransportOptions): Transpor
       },
     },
   });
+  return {
+    unary: (method, signal, timeoutMs, header, input, contextValues) => transport.unary(method, untilConnectionCloses(signal), timeoutMs, header, input, contextValues),
+    stream: (method, signal, timeoutMs, header, input, contextValues) => transport.stream(method, untilConnectionCloses(signal), timeoutMs, header, input, contextValues),
+  };
 }

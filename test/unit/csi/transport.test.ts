@@ -1,0 +1,71 @@
+import { describe, expect, it } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import * as http2 from "node:http2";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Code } from "@connectrpc/connect";
+import { CsiClient } from "../../../src/csi/csi-client";
+import { CsiCallError } from "../../../src/csi/errors";
+import { createDriverTransport } from "../../../src/csi/transport";
+
+/** What the fake driver does with each call, in order of arrival. */
+type CallAnswer = "drop-connection" | "answer-empty";
+
+/**
+ * driverOnSocket serves gRPC on a Unix socket by hand: each call is either
+ * answered with an empty message and status OK (a Probe answer: ready), or
+ * left unanswered while the driver drops the whole connection under it.
+ */
+async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: string } & AsyncDisposable> {
+  const dir = mkdtempSync(join(tmpdir(), "csi-transport-"));
+  const socketPath = join(dir, "csi.sock");
+  const server = http2.createServer();
+  // The attacher keeps its driver session open for good: ended here, or the server would wait for it.
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => sessions.add(session));
+  server.on("stream", (stream: http2.ServerHttp2Stream) => {
+    const answer = answers.shift() ?? "answer-empty";
+    if (answer === "drop-connection") {
+      stream.session?.destroy();
+      return;
+    }
+    stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
+    stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+    // One envelope: no flags, zero-length message.
+    stream.end(Buffer.alloc(5));
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  return {
+    socketPath,
+    [Symbol.asyncDispose]() {
+      // Bun's server.close() does not call back once a session it had is gone: not awaited.
+      server.close();
+      for (const session of sessions) session.destroy();
+      rmSync(dir, { recursive: true, force: true });
+      return Promise.resolve();
+    },
+  };
+}
+
+describe("driver transport", () => {
+  it("fails a call in flight at once as Unavailable when the driver connection closes, instead of waiting out its deadline", async () => {
+    await using driver = await driverOnSocket(["drop-connection"]);
+    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }));
+    const started = performance.now();
+    const failure = await client.probe(60_000).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(CsiCallError);
+    expect((failure as CsiCallError).code).toBe(Code.Unavailable);
+    expect(performance.now() - started).toBeLessThan(30_000);
+  });
+
+  it("leaves calls made after a connection closed to the next connection: the close fails only the calls it cut", async () => {
+    await using driver = await driverOnSocket(["drop-connection", "answer-empty", "answer-empty"]);
+    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }));
+    await expect(client.probe(60_000)).rejects.toBeInstanceOf(CsiCallError);
+    expect(await client.probe(60_000)).toBe(true);
+    expect(await client.probe(60_000)).toBe(true);
+  });
+});
