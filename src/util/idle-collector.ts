@@ -8,6 +8,15 @@ export interface IdleCollectorOptions {
   readonly collect?: () => void;
 }
 
+/** resolveIdleCollectorOptions fills the defaults of every optional field. */
+function resolveIdleCollectorOptions(options: IdleCollectorOptions): Required<IdleCollectorOptions> {
+  return {
+    minChanges: options.minChanges ?? 200,
+    periodMs: options.periodMs ?? 1000,
+    collect: options.collect ?? (() => Bun.gc(true)),
+  };
+}
+
 /**
  * IdleCollector runs a full garbage collection once a burst of cache
  * changes is over: after the first list, a relist, or hundreds of attaches.
@@ -29,9 +38,7 @@ export class IdleCollector {
   private changesAtLastTick = 0;
 
   constructor(options: IdleCollectorOptions = {}) {
-    this.minChanges = options.minChanges ?? 200;
-    this.periodMs = options.periodMs ?? 1000;
-    this.collect = options.collect ?? (() => Bun.gc(true));
+    ({ minChanges: this.minChanges, periodMs: this.periodMs, collect: this.collect } = resolveIdleCollectorOptions(options));
   }
 
   /** note records one change (an object added, updated or deleted in a cache). */
