@@ -85,7 +85,13 @@ const cross = await crossFlags(target);
 // --sourcemap embeds the source map in the binary, so stack traces (and with
 // them the file:line of each klog-style log line) name source files, not the
 // minified bundle. The .map file written beside the binary is not needed.
-const flags = ["--compile", ...cross, "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(bytecodeOrder ? [`--bytecode-order=${bytecodeOrderFile}`] : []), ...(compileExecArgv.length > 0 ? [`--compile-exec-argv=${compileExecArgv.join(" ")}`] : [])];
+// ESM with --splitting puts what only a dynamic import() reaches (client-node
+// behind a kubeconfig with plugins, prom-client and the HTTP server behind
+// --http-endpoint) into chunks of their own that load when imported. As one
+// CommonJS program, every function declaration of those modules was linked
+// at start although their bodies never ran: 1.4 MiB more live JS heap and
+// ~2.4 MiB more anonymous memory at idle (issue 13).
+const flags = ["--compile", ...cross, "--format=esm", "--splitting", "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(bytecodeOrder ? [`--bytecode-order=${bytecodeOrderFile}`] : []), ...(compileExecArgv.length > 0 ? [`--compile-exec-argv=${compileExecArgv.join(" ")}`] : [])];
 await $`bun build ${flags} ${entry} --outfile ${outfile}`.quiet();
 const size = Bun.file(outfile).size;
 console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, ${(target ?? hostTarget())?.platform ?? process.arch}, commit ${commit}${bytecode ? ", bytecode" : ""}${bytecodeOrder ? " in recorded order" : ""}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);

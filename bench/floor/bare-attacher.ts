@@ -126,7 +126,6 @@ function onEvent(type: string, va: Va): void {
   run(() => work(va).finally(() => busy.delete(name)));
 }
 
-// No top-level await: a --bytecode build compiles to CommonJS, which has none.
 async function main(): Promise<void> {
   target = await readApiTarget(flagValue(argv, "kubeconfig") ?? "");
   session = await connectDriver(flagValue(argv, "csi-address") ?? "");

@@ -8,7 +8,6 @@
  */
 import { apiFetch, connectDriver, exitOnSignals, flagValue, readApiTarget } from "./floor-connections.ts";
 
-// No top-level await: a --bytecode build compiles to CommonJS, which has none.
 async function main(): Promise<void> {
   exitOnSignals();
   const argv = process.argv.slice(2);
