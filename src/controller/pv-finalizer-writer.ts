@@ -32,7 +32,7 @@ export class PersistentVolumeFinalizerWriter {
   }
 
   /** hasFinalizer: the PV carries our finalizer, so we owe its removal once no VA uses it. */
-  hasFinalizer(pv: PersistentVolume): boolean {
+  private hasFinalizer(pv: PersistentVolume): boolean {
     return pv.metadata.finalizers?.includes(this.finalizer) ?? false;
   }
 

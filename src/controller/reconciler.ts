@@ -128,7 +128,11 @@ export class Reconciler {
       if (entry.target === undefined) continue;
       const handle = entry.target.volumeHandle;
       if (!byHandle.has(handle)) byHandle.set(handle, entry);
-      else moreByHandle.set(handle, [...(moreByHandle.get(handle) ?? []), entry]);
+      else {
+        const more = moreByHandle.get(handle);
+        if (more === undefined) moreByHandle.set(handle, [entry]);
+        else more.push(entry);
+      }
     }
     const mark = (entry: (Compared & { target: Target }) | undefined, nodeIds: readonly string[]) => {
       if (entry !== undefined) entry.found = nodeIds.includes(entry.target.nodeId);

@@ -130,8 +130,6 @@ export interface MemoryLimit {
   readonly cgroup: MemoryCgroup;
   /** The smallest limit of the cgroup and its ancestors; undefined when none is set. */
   readonly limitBytes: number | undefined;
-  /** The file whose content is the group's current usage (page cache included, as the limit counts it). */
-  readonly usageFile: string;
 }
 
 /**
@@ -153,11 +151,7 @@ export function memoryLimitOf(cgroup: MemoryCgroup, read: ReadFile): MemoryLimit
     }
   }
   const set = limits.filter((limit): limit is number => limit !== undefined);
-  return {
-    cgroup,
-    limitBytes: set.length === 0 ? undefined : Math.min(...set),
-    usageFile: `${cgroup.dir}/${cgroup.version === 1 ? "memory.usage_in_bytes" : "memory.current"}`,
-  };
+  return { cgroup, limitBytes: set.length === 0 ? undefined : Math.min(...set) };
 }
 
 function parentDir(dir: string): string {

@@ -82,7 +82,7 @@ describe("cgroup memory limit", () => {
     const pod = files({ "/cg/memory/pod/c/memory.limit_in_bytes": "9223372036854771712\n", "/cg/memory/pod/c/memory.stat": "hierarchical_memory_limit 67108864\n" });
     const none = files({ "/cg/memory/pod/c/memory.limit_in_bytes": "9223372036854771712\n", "/cg/memory/pod/c/memory.stat": "hierarchical_memory_limit 9223372036854771712\n" });
     expect([memoryLimitOf(cgroup, own), memoryLimitOf(cgroup, pod).limitBytes, memoryLimitOf(cgroup, none).limitBytes]).toEqual([
-      { cgroup, limitBytes: 100663296, usageFile: "/cg/memory/pod/c/memory.usage_in_bytes" },
+      { cgroup, limitBytes: 100663296 },
       67108864,
       undefined,
     ]);
@@ -92,7 +92,7 @@ describe("cgroup memory limit", () => {
     const cgroup = { version: 2, dir: "/cg/kubepods/pod/c", mountPoint: "/cg" } as const;
     const read = files({ "/cg/kubepods/pod/c/memory.max": "max\n", "/cg/kubepods/pod/memory.max": "83886080\n", "/cg/kubepods/memory.max": "1073741824\n" });
     expect([memoryLimitOf(cgroup, read), memoryLimitOf(cgroup, files({ "/cg/kubepods/pod/c/memory.max": "max\n" })).limitBytes]).toEqual([
-      { cgroup, limitBytes: 83886080, usageFile: "/cg/kubepods/pod/c/memory.current" },
+      { cgroup, limitBytes: 83886080 },
       undefined,
     ]);
   });
@@ -106,8 +106,8 @@ describe("memory limit log fields", () => {
   it("names the cgroup, its limit and the runtime arguments, or says none was found", () => {
     const cgroup = { version: 1, dir: "/sys/fs/cgroup/memory/pod", mountPoint: "/sys/fs/cgroup/memory" } as const;
     expect([
-      memoryLimitFields({ cgroup, limitBytes: 100663296, usageFile: "/sys/fs/cgroup/memory/pod/memory.usage_in_bytes" }, ["--smol"]),
-      memoryLimitFields({ cgroup, limitBytes: undefined, usageFile: "" }, []),
+      memoryLimitFields({ cgroup, limitBytes: 100663296 }, ["--smol"]),
+      memoryLimitFields({ cgroup, limitBytes: undefined }, []),
       memoryLimitFields(undefined, []),
     ]).toEqual([
       { limit: 100663296, cgroup: "/sys/fs/cgroup/memory/pod", cgroupVersion: 1, execArgv: "--smol" },
