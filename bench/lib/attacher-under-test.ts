@@ -2,7 +2,7 @@
  * Runs one attacher (ours or upstream's Go build) against the bench ground,
  * samples its memory from /proc while it runs, and tells when it is ready.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { spawnManaged, waitForCondition, type ManagedProcess } from "../../test/cluster/managed-process.ts";
 import { readCpuSeconds, readMemory } from "./proc-stats.ts";
 
@@ -81,6 +81,16 @@ export class RunningAttacher {
 
   log(): string {
     return readFileSync(this.process.stderrPath, "utf8");
+  }
+
+  /** logBytes is the log's size now: an offset for logSince. */
+  logBytes(): number {
+    return statSync(this.process.stderrPath).size;
+  }
+
+  /** logSince is what the log gained after byte `offset` (a log of 100,000 VAs is tens of MB; only the tail is read). */
+  async logSince(offset: number): Promise<string> {
+    return Bun.file(this.process.stderrPath).slice(offset).text();
   }
 
   /** waitReady resolves with ms from exec to the readiness log line. */

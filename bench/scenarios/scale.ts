@@ -11,7 +11,6 @@
 import type { AttacherBinary, AttacherKind, RunningAttacher } from "../lib/attacher-under-test.ts";
 import { round3, settleRss, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
 import { fakeDriverOf, setDriverLatency } from "../lib/bench-ground.ts";
-import { compactEtcd } from "../lib/etcd-compaction.ts";
 import { progress } from "../lib/progress.ts";
 import type { MetricSpec, RunResult } from "../lib/results.ts";
 import { scaleProbePrefix, scaleVaName, type ScaleObjects } from "../lib/scale-objects.ts";
@@ -176,10 +175,10 @@ async function measureRelist(ctx: BenchContext, objects: ScaleObjects, attacher:
   progress(`${label} ${kind}: restarting kube-apiserver over a compacted etcd`, true);
   const cpuBefore = attacher.cpuSeconds();
   const samplesFrom = attacher.rss.length;
-  const logFrom = attacher.log().length;
+  const logFrom = attacher.logBytes();
   let spawnedAt = 0;
   await ctx.ground.cluster.restartApiserver(async () => {
-    await compactEtcd(ctx.ground.cluster.etcdUrl);
+    await ctx.ground.cluster.compactEtcd();
     // restartApiserver starts the new process right after this returns.
     spawnedAt = Date.now();
   });
@@ -189,13 +188,13 @@ async function measureRelist(ctx: BenchContext, objects: ScaleObjects, attacher:
   await ctx.waitFor(`${name} attached`, () => ctx.watch.attachedAt.has(name), () => `${label} ${kind}: relisting`, 600_000, attacher);
   const backToWorkMs = (ctx.watch.attachedAt.get(name) ?? Number.NaN) - up;
   // Read every half second: at 100,000 VAs the log is tens of MB.
-  let listedAt = relistDoneAt(attacher.log().slice(logFrom), kind, spawnedAt);
+  let listedAt = relistDoneAt(await attacher.logSince(logFrom), kind, spawnedAt);
   const deadline = performance.now() + 300_000;
   while (!Number.isFinite(listedAt)) {
     if (!attacher.process.running || performance.now() > deadline) throw new Error(`${label}: ${kind} attacher logged no relist of VAs and PVs`);
     progress(`${label} ${kind}: waiting for the relist in the log`);
     await Bun.sleep(500);
-    listedAt = relistDoneAt(attacher.log().slice(logFrom), kind, spawnedAt);
+    listedAt = relistDoneAt(await attacher.logSince(logFrom), kind, spawnedAt);
   }
   attacher.sample();
   const peak = Math.max(0, ...attacher.rss.slice(samplesFrom).map((s) => s.rssBytes));
@@ -214,9 +213,10 @@ const listedLine: Record<Exclude<AttacherKind, "floor">, (kind: "VolumeAttachmen
  * missing. klog stamps lines with local time to the microsecond.
  */
 export function relistDoneAt(log: string, kind: Exclude<AttacherKind, "floor">, sinceMs: number): number {
+  const lines = log.split("\n");
   const at = (resource: "VolumeAttachment" | "PersistentVolume") => {
     const marker = listedLine[kind](resource);
-    for (const line of log.split("\n")) {
+    for (const line of lines) {
       if (!line.includes(marker)) continue;
       const t = klogTime(line, new Date(sinceMs).getFullYear());
       if (t >= sinceMs) return t;

@@ -27,15 +27,6 @@ function killApiserver(cluster: TestCluster): void {
   apiserver.killNow();
 }
 
-/** compactEtcd moves etcd's revision on and compacts everything before it: every older resourceVersion is gone. */
-async function compactEtcd(etcdUrl: string): Promise<number> {
-  const put = await fetch(`${etcdUrl}/v3/kv/put`, { method: "POST", body: JSON.stringify({ key: btoa("/chaos/bump"), value: btoa(String(Date.now())) }) });
-  const revision = ((await put.json()) as { header: { revision: string } }).header.revision;
-  const compaction = await fetch(`${etcdUrl}/v3/kv/compaction`, { method: "POST", body: JSON.stringify({ revision, physical: true }) });
-  if (!compaction.ok) throw new Error(`etcd compaction failed: ${await compaction.text()}`);
-  return Number(revision);
-}
-
 /** scriptBurst scripts `answers` for publish and unpublish and waits until the churn's calls used them up (or the time is over). */
 async function scriptBurst(context: FaultContext, answers: readonly ScriptedAnswer[]): Promise<string> {
   const { control } = context.driver;
@@ -79,7 +70,7 @@ const etcdCompacted: Fault = {
     killApiserver(cluster);
     let revision = 0;
     await cluster.restartApiserver(async () => {
-      revision = await compactEtcd(cluster.etcdUrl);
+      revision = await cluster.compactEtcd();
     });
     return `compacted at revision ${revision}`;
   },

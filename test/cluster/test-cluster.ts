@@ -153,6 +153,23 @@ export class TestCluster implements AsyncDisposable {
     this.#processes = [restarted, ...others];
     await waitForApiserverReady(this.server, join(this.dir, "pki", "apiserver.crt"), this.adminToken, timeoutMs, [restarted, ...others]);
   }
+  /**
+   * compactEtcd moves etcd's revision on (one write outside /registry) and
+   * compacts everything before it, through etcd's JSON gateway: every
+   * resourceVersion a client holds is then gone, and a watch resumed from
+   * one answers 410 Gone. Resolves with the compacted revision. Run it
+   * while the apiserver is down (restartApiserver's `whileDown`), or its
+   * watch cache serves the old versions on.
+   */
+  async compactEtcd(): Promise<number> {
+    const put = await fetch(`${this.etcdUrl}/v3/kv/put`, { method: "POST", body: JSON.stringify({ key: btoa("/test-cluster/bump"), value: btoa(String(Date.now())) }) });
+    if (!put.ok) throw new Error(`etcd put failed: ${await put.text()}`);
+    const revision = ((await put.json()) as { header: { revision: string } }).header.revision;
+    const compaction = await fetch(`${this.etcdUrl}/v3/kv/compaction`, { method: "POST", body: JSON.stringify({ revision, physical: true }) });
+    if (!compaction.ok) throw new Error(`etcd compaction failed: ${await compaction.text()}`);
+    return Number(revision);
+  }
+
 }
 
 /**

@@ -27,20 +27,6 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** etcd's JSON gateway: one write outside /registry moves the revision on, then everything before it is compacted. */
-async function compactEtcdPastEverything(): Promise<void> {
-  const put = await fetch(`${cluster.etcdUrl}/v3/kv/put`, {
-    method: "POST",
-    body: JSON.stringify({ key: btoa("/e2e/bump"), value: btoa("x") }),
-  });
-  const revision = ((await put.json()) as { header: { revision: string } }).header.revision;
-  const compaction = await fetch(`${cluster.etcdUrl}/v3/kv/compaction`, {
-    method: "POST",
-    body: JSON.stringify({ revision, physical: true }),
-  });
-  if (!compaction.ok) throw new Error(`etcd compaction failed: ${await compaction.text()}`);
-}
-
 async function createVolumeAttachment(name: string): Promise<void> {
   await admin.create(paths.persistentVolumes, persistentVolume(`pv-${name}`, { driver: setup.driverName, volumeHandle: `vol-${name}` }));
   await admin.create(paths.volumeAttachments, volumeAttachment(name, setup.driverName, node, `pv-${name}`));
@@ -53,7 +39,7 @@ describe("API server restarts", () => {
 
     await cluster.restartApiserver(async () => {
       await setup.attacher.waitForLog(/"List\/watch failed, backing off"/);
-      await compactEtcdPastEverything();
+      await cluster.compactEtcd();
     });
     await setup.attacher.waitForLog(/"Watch expired, relisting"/, 60_000);
 
