@@ -17,8 +17,10 @@
 import { $ } from "bun";
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createIfAbsent, localDriverName, localNodeName, startLocalGround, type LocalGround } from "../test/cluster/local-ground.ts";
+import { createIfAbsent } from "../test/cluster/admin-client.ts";
+import { localDriverName, localNodeName, startLocalGround, type LocalGround } from "../test/cluster/local-ground.ts";
 import { spawnManaged, stopAllManaged } from "../test/cluster/managed-process.ts";
+import { paths, persistentVolume, volumeAttachment } from "../test/e2e/support/objects.ts";
 import { attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../test/e2e/support/pod-objects.ts";
 
 const root = resolve(import.meta.dir, "..");
@@ -83,18 +85,8 @@ async function runOnLocalGround(attacherArgs: readonly string[]): Promise<number
 
 /** createVolumeAttachmentDemo creates a PV and a VA for it by hand, as the attach/detach controller would; returns the banner's lines about it. */
 async function createVolumeAttachmentDemo({ admin, cluster }: LocalGround): Promise<string[]> {
-  await createIfAbsent(admin, "/api/v1/persistentvolumes", {
-    apiVersion: "v1",
-    kind: "PersistentVolume",
-    metadata: { name: "demo-pv" },
-    spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], csi: { driver: localDriverName, volumeHandle: "1" } },
-  });
-  await createIfAbsent(admin, "/apis/storage.k8s.io/v1/volumeattachments", {
-    apiVersion: "storage.k8s.io/v1",
-    kind: "VolumeAttachment",
-    metadata: { name: "demo-va" },
-    spec: { attacher: localDriverName, nodeName: localNodeName, source: { persistentVolumeName: "demo-pv" } },
-  });
+  await createIfAbsent(admin, paths.persistentVolumes, persistentVolume("demo-pv", { driver: localDriverName, volumeHandle: "1" }));
+  await createIfAbsent(admin, paths.volumeAttachments, volumeAttachment("demo-va", localDriverName, localNodeName, "demo-pv"));
   return [
     `  demo:       VolumeAttachment demo-va for PersistentVolume demo-pv on ${localNodeName}`,
     `  watch it:   kubectl --kubeconfig=${cluster.kubeconfigPath} get volumeattachments -w`,
@@ -111,13 +103,8 @@ async function startPodDemo({ admin, cluster }: LocalGround): Promise<string[]> 
   await createIfAbsent(admin, podPaths.nodes, controllerManagedNode(localNodeName));
   await createIfAbsent(admin, podPaths.csiDrivers, attachRequiredCsiDriver(localDriverName));
   await cluster.startControllerManager();
-  await createIfAbsent(admin, "/api/v1/persistentvolumes", {
-    apiVersion: "v1",
-    kind: "PersistentVolume",
-    metadata: { name: "demo-pod-pv" },
-    // The mock driver starts with volumes "1" to "3"; demo-pv uses "1".
-    spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], csi: { driver: localDriverName, volumeHandle: "2" } },
-  });
+  // The mock driver starts with volumes "1" to "3"; demo-pv uses "1".
+  await createIfAbsent(admin, paths.persistentVolumes, persistentVolume("demo-pod-pv", { driver: localDriverName, volumeHandle: "2" }));
   await createIfAbsent(admin, podPaths.claims("default"), claimFor("demo-claim", "demo-pod-pv"));
   await createIfAbsent(admin, podPaths.pods("default"), podOnNode("demo-pod", localNodeName, ["demo-claim"]));
   const kubectl = `kubectl --kubeconfig=${cluster.kubeconfigPath}`;

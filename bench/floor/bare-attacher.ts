@@ -21,6 +21,7 @@ import {
   GetPluginInfoRequestSchema,
   GetPluginInfoResponseSchema,
 } from "../../gen/csi/v1/csi_pb.ts";
+import { finalizerName } from "../../src/controller/driver-names.ts";
 import { attachWrites, detachWrites, nodeIdAnnotation, type BareWrite } from "../lib/bare-client-writes.ts";
 import type { ClientHttp2Session } from "node:http2";
 import { apiFetch, connectDriver, exitOnSignals, flagValue, grpcUnary, readApiTarget, type ApiTarget } from "./floor-connections.ts";
@@ -131,7 +132,7 @@ async function main(): Promise<void> {
   session = await connectDriver(flagValue(argv, "csi-address") ?? "");
   const info = fromBinary(GetPluginInfoResponseSchema, await grpcUnary(session, "/csi.v1.Identity/GetPluginInfo", toBinary(GetPluginInfoRequestSchema, create(GetPluginInfoRequestSchema))));
   driver = info.name;
-  finalizer = `external-attacher/${driver.replace(/[^a-zA-Z0-9-]/g, "-")}`;
+  finalizer = finalizerName(driver);
   // A watch without a resourceVersion first sends every existing VA as ADDED: that is the only "list".
   const watch = await apiFetch(target, "/apis/storage.k8s.io/v1/volumeattachments?watch=1", { long: true });
   process.stderr.write('"Floor ready"\n');

@@ -7,7 +7,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminApiError, AdminClient, isNotFound, type KubeObject } from "../../test/cluster/admin-client.ts";
+import { AdminClient, createIfAbsent, isNotFound } from "../../test/cluster/admin-client.ts";
 import { startMockCsiDriver } from "../../test/cluster/mock-csi-driver.ts";
 import { startTestCluster, type TestCluster } from "../../test/cluster/test-cluster.ts";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../../test/drivers/fake-csi-driver/launch.ts";
@@ -23,7 +23,7 @@ export const pvFinalizer = `external-attacher/${benchDriverName.replace(/[^a-zA-
 /** Nodes VAs are spread over. */
 export const benchNodes = ["bench-node-a", "bench-node-b", "bench-node-c", "bench-node-d"] as const;
 /** Requests the bench client keeps in flight when creating or deleting in bulk. */
-const bulkConcurrency = 32;
+export const bulkConcurrency = 32;
 
 /** DriverKind: the fault driver (test/drivers/fake-csi-driver) or Kubernetes' mock driver. */
 export type DriverKind = "fake" | "mock";
@@ -155,7 +155,7 @@ export async function prepareOwnPvs(ground: BenchGround, count: number, existing
     const indexes = Array.from({ length: count - existing.count }, (_, k) => existing.count + k);
     await forEachLimited(indexes, bulkConcurrency, async (i) => {
       const volumeHandle = await ground.volumeHandle(i);
-      await createIgnoringExisting(admin, paths.persistentVolumes, persistentVolume(ownPvName(i), { driver: benchDriverName, volumeHandle }));
+      await createIfAbsent(admin, paths.persistentVolumes, persistentVolume(ownPvName(i), { driver: benchDriverName, volumeHandle }));
     });
     existing.count = count;
   }
@@ -174,7 +174,7 @@ export async function createForeignPvs(admin: AdminClient, offset: number, count
   const indexes = Array.from({ length: count }, (_, k) => offset + k);
   await forEachLimited(indexes, bulkConcurrency, async (i) => {
     const name = `foreign-pv-${String(i).padStart(6, "0")}`;
-    await createIgnoringExisting(admin, paths.persistentVolumes, persistentVolume(name, { driver: foreignDriverName, volumeHandle: `foreign-${i}` }));
+    await createIfAbsent(admin, paths.persistentVolumes, persistentVolume(name, { driver: foreignDriverName, volumeHandle: `foreign-${i}` }));
   });
 }
 
@@ -212,12 +212,3 @@ export async function deleteVas(admin: AdminClient, names: readonly string[], on
   });
 }
 
-/** createIgnoringExisting creates `body` unless an object of its name is there already (objects the bench reuses). */
-export async function createIgnoringExisting(admin: AdminClient, path: string, body: KubeObject): Promise<void> {
-  try {
-    await admin.create(path, body);
-  } catch (e: unknown) {
-    if (e instanceof AdminApiError && e.reason === "AlreadyExists") return;
-    throw e;
-  }
-}

@@ -4,9 +4,9 @@
  * between attachers (finalizers and status off, the driver's publications
  * forgotten), so ours and Go each start from the same unattached cluster.
  */
-import { AdminApiError, type AdminClient, type KubeObject } from "../../test/cluster/admin-client.ts";
+import { createIfAbsent, isNotFound, type AdminClient, type KubeObject } from "../../test/cluster/admin-client.ts";
 import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/e2e/support/objects.ts";
-import { benchDriverName, createForeignPvs, createIgnoringExisting, forEachLimited, pvFinalizer, type BenchGround } from "./bench-ground.ts";
+import { benchDriverName, createForeignPvs, forEachLimited, pvFinalizer, type BenchGround } from "./bench-ground.ts";
 
 /** Requests in flight while creating or resetting in bulk: the apiserver is local, the bench process is the limit. */
 const scaleConcurrency = 64;
@@ -52,7 +52,7 @@ export class ScaleObjects {
     let created = 0;
     if (!this.#nodesMade) {
       await forEachLimited(Array.from({ length: this.nodes }, (_, k) => k), scaleConcurrency, async (k) => {
-        await createIgnoringExisting(admin, paths.csiNodes, csiNode(scaleNodeName(k), [{ name: benchDriverName, nodeID: `${scaleNodeName(k)}-id` }]));
+        await createIfAbsent(admin, paths.csiNodes, csiNode(scaleNodeName(k), [{ name: benchDriverName, nodeID: `${scaleNodeName(k)}-id` }]));
       });
       this.#nodesMade = true;
       created += this.nodes;
@@ -64,14 +64,14 @@ export class ScaleObjects {
     }
     if (pvs > this.#pvs) {
       await forEachLimited(range(this.#pvs, pvs), scaleConcurrency, async (i) => {
-        await createIgnoringExisting(admin, paths.persistentVolumes, persistentVolume(scalePvName(i), { driver: benchDriverName, volumeHandle: `scale-vol-${i}` }));
+        await createIfAbsent(admin, paths.persistentVolumes, persistentVolume(scalePvName(i), { driver: benchDriverName, volumeHandle: `scale-vol-${i}` }));
       });
       created += pvs - this.#pvs;
       this.#pvs = pvs;
     }
     if (vas > this.#vas) {
       await forEachLimited(range(this.#vas, vas), scaleConcurrency, async (i) => {
-        await createIgnoringExisting(admin, paths.volumeAttachments, this.volumeAttachment(i));
+        await createIfAbsent(admin, paths.volumeAttachments, this.volumeAttachment(i));
       });
       created += vas - this.#vas;
       this.#vas = vas;
@@ -112,7 +112,7 @@ export class ScaleObjects {
           await ignoreNotFound(admin.patch(paths.volumeAttachment(name), { metadata: { finalizers: null } }));
           await admin.waitFor(paths.volumeAttachment(name), (o) => o === null);
         }
-        await createIgnoringExisting(admin, paths.volumeAttachments, this.volumeAttachment(i));
+        await createIfAbsent(admin, paths.volumeAttachments, this.volumeAttachment(i));
         return;
       }
       if ((va.metadata.finalizers?.length ?? 0) > 0 || va.metadata.annotations !== undefined) {
@@ -148,11 +148,11 @@ function range(from: number, to: number): number[] {
   return Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k);
 }
 
+/** ignoreNotFound awaits a request whose object may be gone already. */
 async function ignoreNotFound(request: Promise<unknown>): Promise<void> {
   try {
     await request;
   } catch (e: unknown) {
-    if (e instanceof AdminApiError && e.status === 404) return;
-    throw e;
+    if (!isNotFound(e)) throw e;
   }
 }

@@ -14,7 +14,7 @@ import { attachedVolumeName, attachmentName, attachRequiredCsiDriver, claimFor, 
 import { paths, persistentVolume } from "../../test/e2e/support/objects.ts";
 import type { AttacherBinary, RunningAttacher } from "../lib/attacher-under-test.ts";
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { benchDriverName, benchNodes, forEachLimited, prepareOwnPvs, vaNode, type BenchGround } from "../lib/bench-ground.ts";
+import { benchDriverName, benchNodes, bulkConcurrency, forEachLimited, prepareOwnPvs, vaNode, type BenchGround } from "../lib/bench-ground.ts";
 import { attachmentKey, NodeVolumesLog } from "../lib/node-volumes-log.ts";
 import { progress } from "../lib/progress.ts";
 import { percentile } from "../lib/stats.ts";
@@ -41,8 +41,6 @@ const namespace = "default";
 const claimName = (i: number) => `bench-claim-${String(i).padStart(6, "0")}`;
 const podPvName = (i: number) => `bench-pod-pv-${String(i).padStart(6, "0")}`;
 const podVolumeHandle = (i: number) => `pod-vol-${i}`;
-/** Requests kept in flight when creating or deleting in bulk, as bench-ground's helpers do. */
-const bulkConcurrency = 32;
 
 /** One Pod's volume, as the controller and the Node name it. */
 interface PodVolume {

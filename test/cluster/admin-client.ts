@@ -70,6 +70,15 @@ export function isNotFound(e: unknown): boolean {
   return e instanceof AdminApiError && e.status === 404;
 }
 
+/** createIfAbsent creates `body` unless an object of its name is there already (a reused ground, objects a run reuses). */
+export async function createIfAbsent(admin: Pick<AdminClient, "create">, path: string, body: KubeObject): Promise<void> {
+  try {
+    await admin.create(path, body);
+  } catch (e: unknown) {
+    if (!(e instanceof AdminApiError && e.reason === "AlreadyExists")) throw e;
+  }
+}
+
 /** Options of {@link AdminClient}; a TestCluster has these fields. */
 export interface AdminClientOptions {
   /** The apiserver's URL. */

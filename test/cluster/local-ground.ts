@@ -1,4 +1,4 @@
-import { AdminClient, AdminApiError, type KubeObject } from "./admin-client.ts";
+import { AdminClient, createIfAbsent } from "./admin-client.ts";
 import { ensureComponents } from "./components.ts";
 import { startMockCsiDriver, type MockCsiDriver } from "./mock-csi-driver.ts";
 import { startTestCluster, type TestCluster } from "./test-cluster.ts";
@@ -33,11 +33,3 @@ export async function startLocalGround(dir: string | undefined): Promise<LocalGr
   return { cluster, driver, admin };
 }
 
-/** createIfAbsent creates an object; on a reused dir it may already exist, which is fine. */
-export async function createIfAbsent(admin: AdminClient, path: string, body: KubeObject): Promise<void> {
-  try {
-    await admin.create(path, body);
-  } catch (e: unknown) {
-    if (!(e instanceof AdminApiError && e.reason === "AlreadyExists")) throw e;
-  }
-}

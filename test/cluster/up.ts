@@ -10,7 +10,8 @@ import { mkdirSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { errorMessage, stopAllManaged } from "./managed-process.ts";
-import { createIfAbsent, localNodeName, startLocalGround } from "./local-ground.ts";
+import { createIfAbsent } from "./admin-client.ts";
+import { localNodeName, startLocalGround } from "./local-ground.ts";
 import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch.ts";
 
 const fakeDriverName = "fake.csi.test";
