@@ -320,34 +320,6 @@ try {
       (b, r) => runFairness(ctx, b, r, params, driverLatencyMs),
     );
   }
-  if (wanted("scale") && scaleParams !== undefined) {
-    const params = scaleParams;
-    const objects = new ScaleObjects(ground, params.nodes);
-    try {
-      for (const n of params.sizes) {
-        progress(`scale: making ${n} own PVs and VAs on ${params.nodes} nodes, ${params.foreignPvs} foreign PVs`, true);
-        const made = await objects.grow(n + 3, n, params.foreignPvs);
-        const rate = made.seconds > 0 ? Math.round(made.created / made.seconds) : 0;
-        note(`scale n=${n}: created ${made.created} objects in ${made.seconds.toFixed(1)} s (${rate}/s)`);
-        const ok = await runScenario(
-          `scale-n${n}`,
-          `Scale, ${n} own VAs on ${params.nodes} nodes + ${params.foreignPvs} foreign PVs`,
-          { n, foreignPvs: params.foreignPvs, nodes: params.nodes, maxEntries: params.maxEntries, reconcileSeconds: params.reconcileSeconds, workers: params.workers, qps: params.qps, burst: params.burst, driverLatencyMs, createdObjects: made.created, createSeconds: round1(made.seconds) },
-          scaleMetrics,
-          [`objects created once for this N by the bench (${rate} objects/s, 64 requests in flight) and reset between attachers`],
-          (b, r) => runScale(ctx, objects, b, r, n, params, driverLatencyMs),
-          { rounds: 1 },
-        );
-        writeReport();
-        if (!ok) {
-          note(`scale: stopping after n=${n} failed`);
-          break;
-        }
-      }
-    } finally {
-      if (ground.fake !== undefined) await restoreDriver(ground.fake, driverLatencyMs);
-    }
-  }
   if (wanted("floor") && mode.floor !== undefined && floor !== undefined) {
     const params = mode.floor;
     const loadOnly = floor.loadOnly;
@@ -395,6 +367,36 @@ try {
       );
     } finally {
       await controllerManager.stop();
+    }
+  }
+  // Scale runs last: its own PVs and VAs (up to 60,000) stay on the ground,
+  // and every scenario after it would be measured next to them.
+  if (wanted("scale") && scaleParams !== undefined) {
+    const params = scaleParams;
+    const objects = new ScaleObjects(ground, params.nodes);
+    try {
+      for (const n of params.sizes) {
+        progress(`scale: making ${n} own PVs and VAs on ${params.nodes} nodes, ${params.foreignPvs} foreign PVs`, true);
+        const made = await objects.grow(n + 3, n, params.foreignPvs);
+        const rate = made.seconds > 0 ? Math.round(made.created / made.seconds) : 0;
+        note(`scale n=${n}: created ${made.created} objects in ${made.seconds.toFixed(1)} s (${rate}/s)`);
+        const ok = await runScenario(
+          `scale-n${n}`,
+          `Scale, ${n} own VAs on ${params.nodes} nodes + ${params.foreignPvs} foreign PVs`,
+          { n, foreignPvs: params.foreignPvs, nodes: params.nodes, maxEntries: params.maxEntries, reconcileSeconds: params.reconcileSeconds, workers: params.workers, qps: params.qps, burst: params.burst, driverLatencyMs, createdObjects: made.created, createSeconds: round1(made.seconds) },
+          scaleMetrics,
+          [`objects created once for this N by the bench (${rate} objects/s, 64 requests in flight) and reset between attachers`],
+          (b, r) => runScale(ctx, objects, b, r, n, params, driverLatencyMs),
+          { rounds: 1 },
+        );
+        writeReport();
+        if (!ok) {
+          note(`scale: stopping after n=${n} failed`);
+          break;
+        }
+      }
+    } finally {
+      if (ground.fake !== undefined) await restoreDriver(ground.fake, driverLatencyMs);
     }
   }
 } finally {

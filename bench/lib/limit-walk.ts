@@ -28,9 +28,10 @@ export interface LimitWalkOptions {
   readonly stepBytes: number;
   /** Nothing below this is tried. */
   readonly minBytes: number;
-  /** How many steps above the rounded-up peak are tried before giving up. Default 3. */
-  readonly maxStepsUp?: number;
 }
+
+/** How many steps above the rounded-up peak are tried before the walk gives up. */
+const maxStepsUp = 3;
 
 /** LimitWalk proposes limits (`next`) and is told how each went (`record`). */
 export class LimitWalk {
@@ -44,7 +45,7 @@ export class LimitWalk {
     this.step = options.stepBytes;
     this.min = Math.ceil(options.minBytes / this.step) * this.step;
     this.start = Math.max(this.min, Math.ceil(options.peakBytes / this.step) * this.step);
-    this.ceiling = this.start + (options.maxStepsUp ?? 3) * this.step;
+    this.ceiling = this.start + maxStepsUp * this.step;
   }
 
   /** next is the limit to try, or undefined when the walk is over. */
@@ -93,7 +94,7 @@ export function classifyFailure(oomKills: number, processRunning: boolean): Fail
   return processRunning ? "crawl" : "exited";
 }
 
-/** holdsWithin says whether a run's time counts as holding: within `factor` times the unconstrained time, with `slackMs` of absolute slack for short runs. */
-export function deadlineMs(unconstrainedMs: number, factor = 2, slackMs = 2_000): number {
-  return Math.max(unconstrainedMs * factor, unconstrainedMs + slackMs);
+/** deadlineMs is how long a run may take and still hold: twice the unconstrained time, with 2 s of absolute slack for short runs. */
+export function deadlineMs(unconstrainedMs: number): number {
+  return Math.max(unconstrainedMs * 2, unconstrainedMs + 2_000);
 }

@@ -8,7 +8,7 @@
  * says what is missing otherwise.
  */
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
-import { locateMemoryCgroup, parseLimitBytes, parseMountinfo, parseProcCgroup } from "../../src/util/cgroup-memory-limit.ts";
+import { locateMemoryCgroup, parseMountinfo, parseProcCgroup } from "../../src/util/cgroup-memory-limit.ts";
 
 /** Hierarchy is where new memory groups are made. */
 export interface Hierarchy {
@@ -97,28 +97,18 @@ export class MemoryGroup {
     }
   }
 
-  /** limitBytes reads the limit back (undefined: none). */
-  limitBytes(): number | undefined {
-    return parseLimitBytes(this.read(this.hierarchy.version === 1 ? "memory.limit_in_bytes" : "memory.max"));
-  }
-
   /** usageBytes is the group's charge now, page cache included. */
   usageBytes(): number {
     return Number(this.read(this.hierarchy.version === 1 ? "memory.usage_in_bytes" : "memory.current").trim());
   }
 
   /**
-   * peakBytes is the highest charge since the group was made or `resetPeak`
+   * peakBytes is the highest charge since the group was made
    * (v2 before kernel 5.19 has no memory.peak: then the current usage).
    */
   peakBytes(): number {
     if (this.hierarchy.version === 1) return Number(this.read("memory.max_usage_in_bytes").trim());
     return existsSync(`${this.dir}/memory.peak`) ? Number(this.read("memory.peak").trim()) : this.usageBytes();
-  }
-
-  /** resetPeak starts a new peak (v1 only; a v2 group is made afresh for that). */
-  resetPeak(): void {
-    if (this.hierarchy.version === 1) this.write("memory.max_usage_in_bytes", "0");
   }
 
   /** oomKills counts processes the kernel's OOM killer ended in this group. */

@@ -94,7 +94,7 @@ export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinar
  * deleted, gone, within `timeoutMs` of the exec. Whatever happens, the VAs
  * are gone afterwards (finishCycle).
  */
-export async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string, params: ContainerLimitParams, limitBytes: number | undefined, timeoutMs: number): Promise<CycleOutcome> {
+async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string, params: ContainerLimitParams, limitBytes: number | undefined, timeoutMs: number): Promise<CycleOutcome> {
   await prepareOwnPvs(ctx.ground, params.volumes, ctx.ownPvs);
   ctx.watch.forget();
   const group = MemoryGroup.create(`bench-${label}-${process.pid}`);
