@@ -12,7 +12,6 @@ import { Reconciler } from "./controller/reconciler";
 import { cachedObjectParsers } from "./controller/cached-objects";
 import { TrivialHandler } from "./controller/trivial-handler";
 import { PersistentVolumeFinalizerWriter } from "./controller/pv-finalizer-writer";
-import { LastVolumeAttachmentWrites } from "./controller/va-last-writes";
 import { VanishedVolumeAttachments } from "./controller/vanished-volume-attachments";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
@@ -247,9 +246,7 @@ async function runAttacher(
   const api = new AttacherApi(client, { vas, pvs, parse });
   // Attach and detach failures also become Warning events on the VA (beyond upstream).
   const events = new EventRecorder({ client, log, component: "csi-attacher", host: hostname(), signal });
-  // Our VA writes the cache does not show yet: the reconciler leaves those VAs to their workers.
-  const lastWrites = new LastVolumeAttachmentWrites(vas);
-  const writer = new VolumeAttachmentWriter({ api, driverName: driver.name, events, lastWrites });
+  const writer = new VolumeAttachmentWriter({ api, driverName: driver.name, events });
   const pvWriter = new PersistentVolumeFinalizerWriter({ api, driverName: driver.name });
   // Shared with the reconciler, which marks VAs whose status disagrees with the driver.
   const forcedSyncs = new ForcedSyncs();
@@ -310,7 +307,6 @@ async function runAttacher(
       csiNodes,
       forcedSyncs,
       vaQueue,
-      lastWrites,
       periodMs: config.reconcileSyncMs,
       maxEntries: config.maxEntries,
       timeoutMs: config.timeoutMs,

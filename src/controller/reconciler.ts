@@ -9,7 +9,6 @@ import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
 import type { ForcedSyncs } from "./forced-syncs";
 import { isSettled } from "./settled-volume-attachment";
-import type { LastVolumeAttachmentWrites } from "./va-last-writes";
 import { listedVolumeHandle, resolvePublication, type ResolutionStep } from "./volume-resolution";
 
 /** VolumeLister is the one driver call the reconciler needs (CsiClient.forEachPublishedVolume). */
@@ -34,8 +33,6 @@ export interface ReconcilerOptions {
    * whose name is queued or held by a worker is left to that worker.
    */
   readonly vaQueue: Pick<WorkQueue<string>, "add" | "queuedOrProcessing">;
-  /** Our VA writes the VA cache does not show yet (recorded by the VA writer): such a VA is in flight too. */
-  readonly lastWrites: Pick<LastVolumeAttachmentWrites, "versionOf">;
   /** Time between the end of one pass and the start of the next (--reconcile-sync; default 1m). */
   readonly periodMs: number;
   /** ListVolumes page size (--max-entries; 0 = the driver's choice). */
@@ -192,7 +189,7 @@ export class Reconciler {
       queuedOrProcessing: this.options.vaQueue.queuedOrProcessing(name),
       comparedVersion: va.metadata.resourceVersion,
       cachedVersion: this.options.vas.get(name)?.metadata.resourceVersion,
-      unobservedWriteVersion: this.options.lastWrites.versionOf(name),
+      unobservedWriteVersion: this.options.vas.unobservedOwnWrite(name),
     });
   }
 

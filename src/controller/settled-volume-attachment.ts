@@ -1,4 +1,4 @@
-import { observes } from "./va-last-writes";
+import { observes } from "../kube/store";
 
 /** VolumeAttachmentProgress is what the reconciler knows of one VA once the driver's listing is in hand. */
 export interface VolumeAttachmentProgress {
@@ -8,7 +8,7 @@ export interface VolumeAttachmentProgress {
   readonly comparedVersion: string;
   /** resourceVersion of the VA the cache holds now; undefined when it is gone. */
   readonly cachedVersion: string | undefined;
-  /** resourceVersion our last write to the VA returned while the cache did not show it yet (LastVolumeAttachmentWrites), if any. */
+  /** resourceVersion our last write to the VA returned while the cache did not show it yet (Store.unobservedOwnWrite), if any. */
   readonly unobservedWriteVersion: string | undefined;
 }
 

@@ -7,7 +7,6 @@ import { volumeAttachmentReference } from "../kube/objects/event";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import { errorMessage } from "../util/error-message";
 import { finalizerName, nodeIdAnnotation } from "./driver-names";
-import type { LastVolumeAttachmentWrites } from "./va-last-writes";
 
 /** The one API call the writer makes; AttacherApi in production, a recording fake in unit tests. */
 export type VolumeAttachmentPatcher = Pick<AttacherApi, "patchVolumeAttachment">;
@@ -31,12 +30,6 @@ export interface VolumeAttachmentWriterOptions {
    * (beyond upstream; its issue #363). Default: no events.
    */
   readonly events?: Pick<EventRecorder, "warning">;
-  /**
-   * Where the answer to each write is recorded until the VA cache shows it,
-   * so the reconciler leaves a VA whose write is in flight alone. Default:
-   * nothing recorded (no reconciler asks).
-   */
-  readonly lastWrites?: Pick<LastVolumeAttachmentWrites, "record">;
 }
 
 type Status = NonNullable<VolumeAttachment["status"]>;
@@ -47,7 +40,6 @@ interface ResolvedVolumeAttachmentWriterOptions {
   readonly now: () => Date;
   readonly attachErrorCodes: boolean;
   readonly events: Pick<EventRecorder, "warning"> | undefined;
-  readonly lastWrites: Pick<LastVolumeAttachmentWrites, "record"> | undefined;
 }
 
 /** resolveVolumeAttachmentWriterOptions fills the defaults of every optional field. */
@@ -58,7 +50,6 @@ function resolveVolumeAttachmentWriterOptions(options: VolumeAttachmentWriterOpt
     now: options.now ?? (() => new Date()),
     attachErrorCodes: options.attachErrorCodes ?? true,
     events: options.events,
-    lastWrites: options.lastWrites,
   };
 }
 
@@ -80,12 +71,10 @@ export class VolumeAttachmentWriter {
   private readonly now: () => Date;
   private readonly attachErrorCodes: boolean;
   private readonly events: Pick<EventRecorder, "warning"> | undefined;
-  private readonly lastWrites: Pick<LastVolumeAttachmentWrites, "record"> | undefined;
 
   constructor(options: VolumeAttachmentWriterOptions) {
     const resolved = resolveVolumeAttachmentWriterOptions(options);
     this.api = resolved.api;
-    this.lastWrites = resolved.lastWrites;
     this.finalizer = finalizerName(resolved.driverName);
     this.now = resolved.now;
     this.attachErrorCodes = resolved.attachErrorCodes;
@@ -186,16 +175,14 @@ export class VolumeAttachmentWriter {
   /**
    * patch is the writer's one patch helper, as upstream's patchVA: it sends
    * the JSON merge patch that turns `before` (fields of `va` as cached) into
-   * `after`, nothing when they agree, and records the server's answer.
+   * `after`, nothing when they agree.
    * Every VA write of the attacher passes here. Resolves with the VA to go
    * on with: the server's answer, or `va` when nothing was sent.
    */
   private async patch(va: VolumeAttachment, before: object, after: object, subresource?: "status"): Promise<VolumeAttachment> {
     const patch = createMergePatch(before, after);
     if (isEmptyPatch(patch)) return va;
-    const written = await this.api.patchVolumeAttachment(va.metadata.name, patch, subresource);
-    this.lastWrites?.record(written);
-    return written;
+    return this.api.patchVolumeAttachment(va.metadata.name, patch, subresource);
   }
 
   private volumeError(error: unknown, withCode: boolean): { message: string; time: string; errorCode?: number } {

@@ -30,6 +30,13 @@ export class Store<T extends KubeObject> {
   // like a periodic resync, which always re-queues: a saved attachError
   // would then retry at once and defeat the back-off.
   private readonly seenByHandlers = new Map<string, T>();
+  // Invariant: `unobservedOwnWrites` maps a name the cache holds to the
+  // resourceVersion our last write to it was answered with, only while the
+  // cached object does not show that write. With integer versions that is
+  // never: applyOwnWrite puts the answer into the cache. An opaque version
+  // cannot be ordered, so it stays until the watch delivers exactly that
+  // version or the object goes; the map holds at most the writes in flight.
+  private readonly unobservedOwnWrites = new Map<string, string>();
   private readonly handlers: StoreHandlers<T>[] = [];
 
   addHandlers(handlers: StoreHandlers<T>): void {
@@ -63,6 +70,7 @@ export class Store<T extends KubeObject> {
     const previous = this.seenByHandlers.get(name) ?? cached;
     this.seenByHandlers.delete(name);
     this.items.set(name, object);
+    if (this.unobservedOwnWrites.get(name) === object.metadata.resourceVersion) this.unobservedOwnWrites.delete(name);
     for (const handler of this.handlers) {
       if (previous) handler.onUpdate?.(previous, object);
       else handler.onAdd?.(object);
@@ -74,6 +82,7 @@ export class Store<T extends KubeObject> {
     // The object handed on is the final state the server sent with the deletion.
     this.items.delete(object.metadata.name);
     this.seenByHandlers.delete(object.metadata.name);
+    this.unobservedOwnWrites.delete(object.metadata.name);
     for (const handler of this.handlers) handler.onDelete?.(object);
   }
 
@@ -108,18 +117,38 @@ export class Store<T extends KubeObject> {
    * telling the handlers (the watch event that follows will). Without it, a
    * worker that re-processes a name right after a write would still read the
    * pre-write object and repeat a publish or unpublish the driver has done.
-   * client-go's MutationCache exists for the same reason.
+   * client-go's MutationCache exists for the same reason. An answer whose
+   * version cannot be ordered against the cache's is remembered instead
+   * (unobservedOwnWrite) until the watch delivers it.
    */
   applyOwnWrite(object: T): void {
-    const cached = this.items.get(object.metadata.name);
+    const name = object.metadata.name;
+    const written = object.metadata.resourceVersion;
+    const cached = this.items.get(name);
     // Only an object the cache holds is updated: one it lacks was deleted
     // meanwhile (its DELETED event came before our write's response, as when
     // removing the last finalizer deletes the VA) and must stay gone.
-    if (!cached || !isNewerResourceVersion(object.metadata.resourceVersion, cached.metadata.resourceVersion)) return;
-    // Only the first own write since the handlers' last event: a second one
-    // replaces an object the handlers never saw.
-    if (!this.seenByHandlers.has(object.metadata.name)) this.seenByHandlers.set(object.metadata.name, cached);
-    this.items.set(object.metadata.name, object);
+    if (!cached) return;
+    if (isNewerResourceVersion(written, cached.metadata.resourceVersion)) {
+      // Only the first own write since the handlers' last event: a second one
+      // replaces an object the handlers never saw.
+      if (!this.seenByHandlers.has(name)) this.seenByHandlers.set(name, cached);
+      this.items.set(name, object);
+      this.unobservedOwnWrites.delete(name);
+    } else if (observes(cached.metadata.resourceVersion, written)) {
+      this.unobservedOwnWrites.delete(name);
+    } else {
+      this.unobservedOwnWrites.set(name, written);
+    }
+  }
+
+  /**
+   * unobservedOwnWrite answers the resourceVersion of our last write to the
+   * object named `name` that the cache does not show yet, if any: the
+   * reconciler leaves such an object to the worker whose write is in flight.
+   */
+  unobservedOwnWrite(name: string): string | undefined {
+    return this.unobservedOwnWrites.get(name);
   }
 
   /** resync re-delivers every cached object as an update of itself (--resync). */
@@ -139,4 +168,14 @@ export class Store<T extends KubeObject> {
 export function isNewerResourceVersion(candidate: string, current: string): boolean {
   if (!/^\d+$/.test(candidate) || !/^\d+$/.test(current)) return false;
   return BigInt(candidate) > BigInt(current);
+}
+
+/**
+ * observes: an object at `cachedVersion` shows a write answered with
+ * `writtenVersion`. Equal versions always do; a newer one does only when
+ * both are integers (see isNewerResourceVersion), since opaque versions
+ * cannot be ordered.
+ */
+export function observes(cachedVersion: string, writtenVersion: string): boolean {
+  return cachedVersion === writtenVersion || isNewerResourceVersion(cachedVersion, writtenVersion);
 }

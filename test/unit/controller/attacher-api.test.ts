@@ -45,6 +45,19 @@ describe("attacher API", () => {
     }).toEqual({ cached: true, sharedFinalizers: true, sharedNode: true });
   });
 
+  it("remembers the answer to every VA write the cache cannot show yet, for the reconciler to tell a write in flight", async () => {
+    // An API server whose resourceVersions are opaque: the answers cannot be ordered against the cache.
+    const { api, vas, parse } = apiAnswering({
+      "/apis/storage.k8s.io/v1/volumeattachments/va-3": rawVa("va-3", "b7"),
+      "/apis/storage.k8s.io/v1/volumeattachments/va-3/status": rawVa("va-3", "c9"),
+    });
+    vas.upsert(parse.volumeAttachment(rawVa("va-3", "a3")));
+    await api.patchVolumeAttachment("va-3", { metadata: {} });
+    const afterFirst = vas.unobservedOwnWrite("va-3");
+    await api.patchVolumeAttachment("va-3", { status: {} }, "status");
+    expect({ cached: vas.get("va-3")?.metadata.resourceVersion, afterFirst, afterSecond: vas.unobservedOwnWrite("va-3") }).toEqual({ cached: "a3", afterFirst: "b7", afterSecond: "c9" });
+  });
+
   it("caches a foreign PV our finalizer just left as the watch's stub, not whole", async () => {
     const raw = { metadata: { name: "pv-x", resourceVersion: "11", finalizers: ["kubernetes.io/pv-protection"] }, spec: { csi: { driver: "other.csi", volumeHandle: "v" } } };
     const { api, pvs, parse } = apiAnswering({ "/api/v1/persistentvolumes/pv-x": raw });

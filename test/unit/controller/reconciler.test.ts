@@ -118,6 +118,11 @@ function reconcilerOn(ground: Ground) {
   const enqueued: string[] = [];
   const lines: string[] = [];
   const vas = storeOf(ground.vas);
+  // Our writes answered with a version the cache cannot order stay unobserved in the store.
+  for (const [name, resourceVersion] of Object.entries(ground.unobservedWrites ?? {})) {
+    const cached = vas.get(name);
+    if (cached) vas.applyOwnWrite({ ...cached, metadata: { ...cached.metadata, resourceVersion } });
+  }
   const reconciler = new Reconciler({
     driverName: ground.driverName ?? driver,
     lister: ground.driver.client,
@@ -127,7 +132,6 @@ function reconcilerOn(ground: Ground) {
     forcedSyncs,
     // Nothing takes names from this queue: what it was given stays queued.
     vaQueue: { add: (name) => void enqueued.push(name), queuedOrProcessing: (name) => enqueued.includes(name) || (ground.busy ?? []).includes(name) },
-    lastWrites: { versionOf: (name) => ground.unobservedWrites?.[name] },
     periodMs: 60_000,
     maxEntries: ground.maxEntries ?? 0,
     timeoutMs: 15_000,
@@ -284,7 +288,6 @@ describe("reconciler", () => {
       csiNodes: storeOf([csiNode("node-a", "id-a")]),
       forcedSyncs,
       vaQueue,
-      lastWrites: { versionOf: () => undefined },
       periodMs: 60_000,
       maxEntries: 0,
       timeoutMs: 15_000,

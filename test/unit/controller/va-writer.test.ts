@@ -10,7 +10,7 @@ function va(metadata: object, status: object): VolumeAttachment {
 }
 
 /** A writer over an API that records each patch and answers with `answer(patch)`. */
-function recordingWriter(answer: (patch: object) => VolumeAttachment, options: { attachErrorCodes?: boolean; lastWrites?: { record(written: VolumeAttachment): void } } = {}) {
+function recordingWriter(answer: (patch: object) => VolumeAttachment, options: { attachErrorCodes?: boolean } = {}) {
   const patches: unknown[] = [];
   const api = {
     async patchVolumeAttachment(name: string, patch: object, subresource?: "status") {
@@ -45,24 +45,6 @@ describe("VA writer", () => {
       { name: "va1", patch: { metadata: { finalizers: ["other/keep"] } } },
       { name: "va1", patch: { status: { attached: false } }, subresource: "status" },
     ]);
-  });
-
-  it("records the server's answer to every write it makes, for the reconciler to tell a write in flight", async () => {
-    const recorded: string[] = [];
-    // The server's answers in turn: finalizer on, attached, detach error saved, finalizer off, detached.
-    const answers = [
-      va({ resourceVersion: "2", finalizers: ["external-attacher/d"] }, { attached: false }),
-      va({ resourceVersion: "3", finalizers: ["external-attacher/d"] }, { attached: true }),
-      va({ resourceVersion: "4", finalizers: ["external-attacher/d"] }, { attached: true, detachError: { message: "busy" } }),
-      va({ resourceVersion: "5" }, { attached: true, detachError: { message: "busy" } }),
-      va({ resourceVersion: "6" }, { attached: false }),
-    ];
-    const answer = () => answers.shift() ?? va({ resourceVersion: "99" }, {});
-    const { writer, patches } = recordingWriter(answer, { lastWrites: { record: (written) => recorded.push(written.metadata.resourceVersion) } });
-    const attached = await writer.markAttached(await writer.ensureFinalizerAndNodeId(va({}, { attached: false }), "node-id"), {});
-    await writer.saveDetachError(attached, new Error("busy"));
-    await writer.markDetached(attached);
-    expect({ writes: patches.length, recorded }).toEqual({ writes: 5, recorded: ["2", "3", "4", "5", "6"] });
   });
 
   it("wraps a failed finalizer patch in upstream's words", async () => {

@@ -103,3 +103,50 @@ describe("store and deletions", () => {
     expect({ cached: store.get("a"), size: store.size, events }).toEqual({ cached: undefined, size: 0, events: ["add a@10", "delete a"] });
   });
 });
+
+describe("store and our writes the cache does not show yet", () => {
+  it("keeps nothing for a write the cache shows, as every integer-versioned write applied to the cache", () => {
+    const { store } = recordingStore();
+    store.upsert(thing("a", "1"));
+    store.applyOwnWrite(thing("a", "2", "written"));
+    expect(store.unobservedOwnWrite("a")).toBeUndefined();
+  });
+
+  it("keeps an opaque version the cache does not show until the watch delivers exactly that version", () => {
+    const { store } = recordingStore();
+    store.upsert(thing("a", "x1"));
+    // An opaque version is not applied to the cache: it cannot be ordered.
+    store.applyOwnWrite(thing("a", "x2", "written"));
+    const seen = [store.get("a")?.metadata.resourceVersion, store.unobservedOwnWrite("a")];
+    store.upsert(thing("a", "x2", "written"));
+    seen.push(store.unobservedOwnWrite("a"));
+    expect(seen).toEqual(["x1", "x2", undefined]);
+  });
+
+  it("keeps nothing for an object the cache no longer holds, and drops what it kept when the object is deleted", () => {
+    const { store } = recordingStore();
+    store.upsert(thing("kept", "x1"));
+    store.applyOwnWrite(thing("gone", "x5"));
+    store.applyOwnWrite(thing("kept", "x2"));
+    const before = [store.unobservedOwnWrite("gone"), store.unobservedOwnWrite("kept")];
+    store.remove(thing("kept", "x1"));
+    expect({ before, after: store.unobservedOwnWrite("kept") }).toEqual({ before: [undefined, "x2"], after: undefined });
+  });
+
+  it("keeps the version of the last write of several", () => {
+    const { store } = recordingStore();
+    store.upsert(thing("a", "x1"));
+    store.applyOwnWrite(thing("a", "x2"));
+    store.applyOwnWrite(thing("a", "x3", "second write"));
+    // The watch delivering the first write leaves the second in flight.
+    store.upsert(thing("a", "x2"));
+    expect(store.unobservedOwnWrite("a")).toBe("x3");
+  });
+
+  it("keeps nothing for a write older than what the cache holds", () => {
+    const { store } = recordingStore();
+    store.upsert(thing("a", "15", "watched"));
+    store.applyOwnWrite(thing("a", "12", "late response"));
+    expect(store.unobservedOwnWrite("a")).toBeUndefined();
+  });
+});
