@@ -164,7 +164,7 @@ export class CsiHandler implements Handler {
     try {
       await this.unpublish(publication);
       log.v(2).info("Detached");
-      await this.markDetached(va);
+      await this.writer.markDetached(va);
     } catch (e: unknown) {
       await this.saveError(() => this.writer.saveDetachError(va, e), log);
       throw e;
@@ -217,14 +217,6 @@ export class CsiHandler implements Handler {
       secrets,
       volumeContext: csi.volumeAttributes ?? {},
     };
-  }
-
-  private async markDetached(va: VolumeAttachment): Promise<void> {
-    try {
-      await this.writer.markDetached(va);
-    } catch (e: unknown) {
-      throw new Error(`could not mark as detached: ${errorMessage(e)}`, { cause: e });
-    }
   }
 
   async syncPersistentVolume(pv: PersistentVolume): Promise<void> {

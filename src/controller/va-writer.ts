@@ -132,8 +132,17 @@ export class VolumeAttachmentWriter {
    * VA without our finalizer is detached, while one that still has it and
    * says `attached: false` may be a timed-out attach that must be unpublished
    * again. A NotFound on the status patch means the VA is gone: detached.
+   * A failure is wrapped in upstream's words.
    */
   async markDetached(va: VolumeAttachment): Promise<void> {
+    try {
+      await this.removeFinalizerThenMarkDetached(va);
+    } catch (e: unknown) {
+      throw new Error(`could not mark as detached: ${errorMessage(e)}`, { cause: e });
+    }
+  }
+
+  private async removeFinalizerThenMarkDetached(va: VolumeAttachment): Promise<void> {
     const hasFinalizer = this.hasFinalizer(va);
     if (!hasFinalizer && !va.status?.attached) return;
     let current = va;

@@ -47,6 +47,14 @@ describe("VA writer", () => {
     ]);
   });
 
+  it("wraps a failed detached mark in upstream's words", async () => {
+    const held = va({ finalizers: ["external-attacher/d"], deletionTimestamp: "2026-11-22T09:00:00Z" }, { attached: true });
+    const { writer } = recordingWriter(() => {
+      throw new KubeApiError(409, "Conflict", "the object has been modified");
+    });
+    await expect(writer.markDetached(held)).rejects.toThrow("could not mark as detached: the object has been modified");
+  });
+
   it("wraps a failed finalizer patch in upstream's words", async () => {
     const { writer } = recordingWriter(() => {
       throw new KubeApiError(409, "Conflict", "the object has been modified");
