@@ -14,7 +14,7 @@ import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
 import type { VolumeAttachmentWriter } from "./va-writer";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
-import { resolvePublication, type NodeIdResolution, type Publication, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
+import { resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
 
 /** The Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
 export type CsiHandlerApi = Pick<AttacherApi, "secretData">;
@@ -109,12 +109,10 @@ export class CsiHandler implements Handler {
     // finalizer (detached), unless the reconciler forced this sync.
     if (!forced && (detaching ? !this.writer.hasFinalizer(va) : va.status?.attached)) {
       log.v(4).info(detaching ? "VolumeAttachment is already detached" : "VolumeAttachment is already attached");
+    } else if (detaching) {
+      await this.detach(va, { forced, log });
     } else {
-      // A detach falls back to the node ID remembered on the VA, so a node
-      // that is gone stays detachable; an attach never does.
-      const publication = resolvePublication(va, this.lookups, { remembered: detaching });
-      if (detaching) await this.detach(va, publication, { forced, log });
-      else await this.attach(va, publication, { forced, log });
+      await this.attach(va, { forced, log });
     }
     if (takesOver) this.vanished.forget(name);
   }
@@ -132,14 +130,17 @@ export class CsiHandler implements Handler {
     }
     const log = this.options.log.with({ va: name });
     log.v(2).info("Detaching vanished VolumeAttachment");
-    await this.unpublish(resolvePublication(vanished, this.lookups, { remembered: true }));
+    await this.unpublish(vanished);
     this.vanished.forget(name);
     log.v(2).info("Detached");
     return vanished.spec.source.persistentVolumeName ?? undefined;
   }
 
-  private async attach(va: VolumeAttachment, publication: Publication, { forced, log }: SyncContext): Promise<void> {
+  private async attach(va: VolumeAttachment, { forced, log }: SyncContext): Promise<void> {
     log.v(2).info("Attaching", forced ? { forced } : {});
+    // An attach never falls back to the node ID remembered on the VA:
+    // publishing to a node the driver did not register is wrong.
+    const publication = resolvePublication(va, this.lookups, { remembered: false });
     // The newest VA the server returned: every write is computed against it.
     let current = va;
     let publishContext: Record<string, string>;
@@ -159,10 +160,10 @@ export class CsiHandler implements Handler {
     await this.writer.markAttached(current, publishContext);
   }
 
-  private async detach(va: VolumeAttachment, publication: Publication, { forced, log }: SyncContext): Promise<void> {
+  private async detach(va: VolumeAttachment, { forced, log }: SyncContext): Promise<void> {
     log.v(2).info("Detaching", forced ? { forced } : {});
     try {
-      await this.unpublish(publication);
+      await this.unpublish(va);
       log.v(2).info("Detached");
       await this.writer.markDetached(va);
     } catch (e: unknown) {
@@ -171,8 +172,13 @@ export class CsiHandler implements Handler {
     }
   }
 
-  /** unpublish releases a VA's volume from its node. The PV is only read, never written. */
-  private async unpublish({ volume, nodeId: node }: Publication): Promise<void> {
+  /**
+   * unpublish releases a VA's volume from its node: a deleted VA's, or a
+   * vanished one's. It falls back to the node ID remembered on the VA, so a
+   * node that is gone stays detachable. The PV is only read, never written.
+   */
+  private async unpublish(va: VolumeAttachment): Promise<void> {
+    const { volume, nodeId: node } = resolvePublication(va, this.lookups, { remembered: true });
     const source = resolvedOrThrow(volume);
     const secrets = await this.publishSecrets(source.csi);
     if (!node.ok) throw node.error;
