@@ -9,8 +9,6 @@ export interface RateLimiter<T> {
   when(item: T): number;
   /** Clears the failure history of `item`, typically after it succeeded. */
   forget(item: T): void;
-  /** Returns how many times `item` has been requeued since it was last forgotten. */
-  numRequeues(item: T): number;
 }
 
 /** Options for {@link ItemExponentialFailureRateLimiter}. */
@@ -59,9 +57,5 @@ export class ItemExponentialFailureRateLimiter<T = string> implements RateLimite
 
   forget(item: T): void {
     this.failures.delete(item);
-  }
-
-  numRequeues(item: T): number {
-    return this.failures.get(item) ?? 0;
   }
 }
