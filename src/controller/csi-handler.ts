@@ -96,23 +96,24 @@ export class CsiHandler implements Handler {
     // Taken first on every sync, as upstream consumes it: a forced sync is
     // one sync, whatever that sync then decides.
     const forced = this.options.forcedSyncs.take(name);
-    const detaching = Boolean(va.metadata.deletionTimestamp);
+    // As upstream's syncVA: a VA not being deleted is attached, one being deleted detached.
+    const attaching = !va.metadata.deletionTimestamp;
     // A VA of the same name vanished with our finalizer on. This one takes
     // its publish over when it stands for the same volume on the same node
     // (the A/D controller names VAs after exactly that) and its own sync
     // will publish it again (attach) or release it (detach with our
     // finalizer on). Otherwise the vanished publish is released first.
     const vanished = this.vanished.get(name);
-    const takesOver = vanished !== undefined && samePublication(vanished, va) && (!detaching || this.writer.hasFinalizer(va));
+    const takesOver = vanished !== undefined && samePublication(vanished, va) && (attaching || this.writer.hasFinalizer(va));
     if (vanished && !takesOver) await this.releaseVanished(name);
     // Nothing to do for an attached VA, or for a deleted one without our
     // finalizer (detached), unless the reconciler forced this sync.
-    if (!forced && (detaching ? !this.writer.hasFinalizer(va) : va.status?.attached)) {
-      log.v(4).info(detaching ? "VolumeAttachment is already detached" : "VolumeAttachment is already attached");
-    } else if (detaching) {
-      await this.detach(va, { forced, log });
-    } else {
+    if (!forced && (attaching ? va.status?.attached : !this.writer.hasFinalizer(va))) {
+      log.v(4).info(attaching ? "VolumeAttachment is already attached" : "VolumeAttachment is already detached");
+    } else if (attaching) {
       await this.attach(va, { forced, log });
+    } else {
+      await this.detach(va, { forced, log });
     }
     if (takesOver) this.vanished.forget(name);
   }
