@@ -19,9 +19,8 @@ import { buildGoAttacher } from "./lib/go-attacher-build.ts";
 import { createForeignPvs, startBenchGround } from "./lib/bench-ground.ts";
 import { commandOutput, hostFacts } from "./lib/machine-facts.ts";
 import { note, progress } from "./lib/progress.ts";
-import { summarize } from "./lib/ratios.ts";
 import { summarizeLimit } from "./lib/limit-ratios.ts";
-import { summarizeFloor } from "./lib/floor-ratios.ts";
+import { summarizeWithFloor } from "./lib/floor-ratios.ts";
 import type { BenchResults, LimitRun, MetricSpec, RunResult, ScenarioResult } from "./lib/results.ts";
 import { VaWatch } from "./lib/va-watch.ts";
 import { modes, type ModeName } from "./modes.ts";
@@ -407,10 +406,9 @@ try {
 const results = writeReport();
 note(`wrote ${reportStem}.json, .html and .md in ${results.machine.wallSeconds} s`);
 for (const scenario of scenarios) {
-  const floorRows = summarizeFloor(scenario);
-  for (const row of summarize(scenario)) {
-    const f = floorRows.find((x) => x.metric === row.metric);
-    note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}${f === undefined ? "" : ` floor ${formatNumber(f.floor)} ours/floor ${formatNumber(f.oursOverFloor)}`}`);
+  for (const { againstFloor, ...row } of summarizeWithFloor(scenario)) {
+    const floor = againstFloor === undefined ? "" : ` floor ${formatNumber(againstFloor.floor)} ours/floor ${formatNumber(againstFloor.oursOverFloor)}`;
+    note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}${floor}`);
   }
   const limit = summarizeLimit(scenario);
   if (limit !== undefined) note(`${scenario.id} limit: ${formatNumber(limit.limit)} VA/s, ours/limit ${formatNumber(limit.oursOverLimit)}, go/limit ${formatNumber(limit.goOverLimit)}`);
