@@ -23,7 +23,7 @@ import { summarizeLimit } from "./lib/limit-ratios.ts";
 import { summarizeWithFloor } from "./lib/floor-ratios.ts";
 import type { BenchResults, LimitRun, MetricSpec, RunResult, ScenarioResult } from "./lib/results.ts";
 import { VaWatch } from "./lib/va-watch.ts";
-import { modes, type ModeName } from "./modes.ts";
+import { defaultScale, modes, type ModeName } from "./modes.ts";
 import { renderHtml } from "./report/render-html.ts";
 import { formatNumber, renderMarkdown } from "./report/render-markdown.ts";
 import { buildFloor, type FloorBinaries } from "./lib/floor-build.ts";
@@ -38,7 +38,6 @@ import { idleMetrics, memoryMetrics, runIdle, runMemory } from "./scenarios/memo
 import { runThroughput, throughputMetrics } from "./scenarios/throughput.ts";
 import { restoreDriver, runScale, scaleMetrics, type ScaleParams } from "./scenarios/scale.ts";
 import { ScaleObjects } from "./lib/scale-objects.ts";
-import { defaultScale } from "./modes.ts";
 
 const repoRoot = resolve(import.meta.dir, "..");
 const usage = `usage: bun run bench/run.ts [options]
@@ -148,7 +147,8 @@ const scaleParams: ScaleParams | undefined =
   mode.scale === undefined && opts["scale-n"] === undefined
     ? undefined
     : {
-        ...(mode.scale ?? modes.full.scale ?? defaultScale),
+        // --scale-n in a mode without a scale scenario: the full mode's shape (modes.full.scale is defaultScale).
+        ...(mode.scale ?? defaultScale),
         ...(opts["scale-n"] === undefined ? {} : { sizes: opts["scale-n"].split(",").map((n) => positiveInt("--scale-n", n)) }),
         ...(opts["scale-foreign"] === undefined ? {} : { foreignPvs: nonNegativeInt("--scale-foreign", opts["scale-foreign"]) }),
       };
