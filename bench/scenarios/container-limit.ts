@@ -97,7 +97,7 @@ async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string
   let names: string[] = [];
   const deleted = { started: false };
   try {
-    attacher = ctx.start(binary, label, params, { wrap: (argv) => group.command(argv) });
+    attacher = ctx.start(binary, label, params, { wrapper: group.wrapper() });
     const until = attacher.execAt + timeoutMs;
     const left = () => Math.max(1, until - performance.now());
     const running = attacher;

@@ -29,6 +29,14 @@ export interface SpawnManagedOptions {
   readonly cwd?: string;
 }
 
+/**
+ * CommandWrapper is a command line put before a program's own, which then
+ * runs that program: a shell that joins a memory cgroup and execs it (the pid
+ * stays the program's), or QEMU's user-mode emulator for another CPU's
+ * binary. An empty one runs the program as it is.
+ */
+export type CommandWrapper = readonly string[];
+
 /** Default time between SIGTERM and SIGKILL in {@link ManagedProcess.stop}. */
 export const DEFAULT_GRACE_MS = 5_000;
 

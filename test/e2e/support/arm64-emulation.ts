@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultOutfile, hostTarget, targetFor } from "../../../scripts/build/build-targets";
 import { extractDeb } from "../../../scripts/image/base-rootfs";
+import type { CommandWrapper } from "../../cluster/managed-process";
 import { debCache, ensureDpkgArchitecture, fetchPinnedPackage, packageLockPath, parsePackageLock, pinFor } from "../../../scripts/image/pinned-packages";
 
 const repositoryRoot = join(import.meta.dir, "../../..");
@@ -43,7 +44,7 @@ export function arm64Sysroot(): string {
   return extractDeb(fetchPinnedPackage(pinFor(lock, "libc6", "arm64"), debCache), tmpdir());
 }
 
-/** arm64Wrapper is what runs before the arm64 binary on the command line: nothing natively, QEMU elsewhere. */
-export function arm64Wrapper(sysroot: string): string[] {
+/** arm64Wrapper is what the arm64 binary runs under: nothing natively, QEMU elsewhere. */
+export function arm64Wrapper(sysroot: string): CommandWrapper {
   return nativeArm64 ? [] : [arm64.qemuUserStatic, "-L", sysroot];
 }
