@@ -2,6 +2,7 @@
  * What every scenario needs: the ground, the VA watch, how to start an
  * attacher with the shared flags, and waits that show progress.
  */
+import { waitForCondition, type ManagedProcess } from "../../test/cluster/managed-process.ts";
 import type { AttacherBinary, RunningAttacher, StartOptions } from "./attacher-under-test.ts";
 import { startAttacher } from "./attacher-under-test.ts";
 import { deleteVas, type BenchGround } from "./bench-ground.ts";
@@ -50,17 +51,18 @@ export class BenchContext {
     });
   }
 
-  /** waitFor polls `done` every 50 ms, showing `status()` as progress; fails after `timeoutMs` or if the attacher dies. */
-  async waitFor(description: string, done: () => boolean, status: () => string, timeoutMs: number, attacher?: RunningAttacher): Promise<void> {
-    const deadline = performance.now() + timeoutMs;
-    while (!done()) {
-      if (attacher !== undefined && !attacher.process.running) {
-        throw new Error(`${attacher.binary.kind} attacher ${attacher.process.exitDescription ?? "exited"} while waiting for ${description}:\n${attacher.process.stderrTail()}`);
-      }
-      if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description} (${status()})`);
+  /**
+   * waitFor polls `done` every 50 ms, showing `status()` as progress; fails
+   * after `timeoutMs`, naming the status, or at once if a process it
+   * depends on (the attacher, the controller manager) dies.
+   */
+  async waitFor(description: string, done: () => boolean | Promise<boolean>, status: () => string, timeoutMs: number, watch: readonly ManagedProcess[] = []): Promise<void> {
+    const check = async () => {
+      if (await done()) return true;
       progress(status());
-      await Bun.sleep(50);
-    }
+      return false;
+    };
+    await waitForCondition(check, { description, timeoutMs, status, watch });
   }
 
   /**
@@ -70,7 +72,7 @@ export class BenchContext {
   async cleanUp(names: readonly string[], attacher: RunningAttacher, label: string, timeoutMs: number): Promise<number> {
     const started = performance.now();
     await deleteVas(this.ground.admin, names);
-    await this.waitFor(`${label}: VAs gone`, () => this.watch.countGone(names) === names.length, () => `${label}: gone ${this.watch.countGone(names)}/${names.length}`, timeoutMs, attacher);
+    await this.waitFor(`${label}: VAs gone`, () => this.watch.countGone(names) === names.length, () => `${label}: gone ${this.watch.countGone(names)}/${names.length}`, timeoutMs, [attacher.process]);
     return Math.max(0, ...names.map((n) => this.watch.goneAt.get(n) ?? started)) - started;
   }
 

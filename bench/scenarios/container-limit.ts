@@ -105,11 +105,11 @@ async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string
       await running.waitReady(left());
       names = await createVas(ctx.ground.admin, label, params.volumes);
       const attached = () => ctx.watch.countAttached(names);
-      await ctx.waitFor(`${label}: all attached`, () => attached() === names.length, () => `${label}: attached ${attached()}/${names.length}`, left(), running);
+      await ctx.waitFor(`${label}: all attached`, () => attached() === names.length, () => `${label}: attached ${attached()}/${names.length}`, left(), [running.process]);
       deleted.started = true;
       await deleteVas(ctx.ground.admin, names);
       const gone = () => ctx.watch.countGone(names);
-      await ctx.waitFor(`${label}: VAs gone`, () => gone() === names.length, () => `${label}: gone ${gone()}/${names.length}`, left(), running);
+      await ctx.waitFor(`${label}: VAs gone`, () => gone() === names.length, () => `${label}: gone ${gone()}/${names.length}`, left(), [running.process]);
       const seconds = (performance.now() - running.execAt) / 1000;
       const oomKills = group.oomKills();
       if (oomKills > 0) return { holds: false, seconds, peakBytes: group.peakBytes(), failure: "oom-kill", detail: "finished, but the group recorded an OOM kill" };
