@@ -92,7 +92,7 @@ let batch = 0;
 /** attachBatch creates `ownVas` VAs and waits until all are attached; returns their names. */
 async function attachBatch(label: string, attacher: RunningAttacher): Promise<string[]> {
   const names = await createVas(ground.admin, `${label}-${batch++}`, ownVas);
-  await ctx.waitFor(`${label}: all attached`, () => watch.countAttached(names) === names.length, () => `${label} ${watch.countAttached(names)}/${names.length}`, 600_000, attacher);
+  await ctx.waitFor(`${label}: all attached`, () => watch.countAttached(names) === names.length, () => `${label} ${watch.countAttached(names)}/${names.length}`, 600_000, [attacher.process]);
   return names;
 }
 
@@ -109,7 +109,7 @@ async function heapRun(label: string, attach: boolean, heapBin: string | undefin
     await Bun.sleep(2000);
     const before = lines().length;
     process.kill(attacher.pid, "SIGUSR2");
-    await ctx.waitFor(`${label}: heap probe`, () => lines().length > before, () => `${label}: heap probe`, 60_000, attacher);
+    await ctx.waitFor(`${label}: heap probe`, () => lines().length > before, () => `${label}: heap probe`, 60_000, [attacher.process]);
     return JSON.parse(lines()[before] ?? "null") as HeapProbe;
   };
   try {

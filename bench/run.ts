@@ -19,12 +19,11 @@ import { buildGoAttacher } from "./lib/go-attacher-build.ts";
 import { createForeignPvs, startBenchGround } from "./lib/bench-ground.ts";
 import { commandOutput, hostFacts } from "./lib/machine-facts.ts";
 import { note, progress } from "./lib/progress.ts";
-import { summarize } from "./lib/ratios.ts";
 import { summarizeLimit } from "./lib/limit-ratios.ts";
-import { summarizeFloor } from "./lib/floor-ratios.ts";
+import { summarizeWithFloor } from "./lib/floor-ratios.ts";
 import type { BenchResults, LimitRun, MetricSpec, RunResult, ScenarioResult } from "./lib/results.ts";
 import { VaWatch } from "./lib/va-watch.ts";
-import { modes, type ModeName } from "./modes.ts";
+import { defaultScale, modes, type ModeName } from "./modes.ts";
 import { renderHtml } from "./report/render-html.ts";
 import { formatNumber, renderMarkdown } from "./report/render-markdown.ts";
 import { buildFloor, type FloorBinaries } from "./lib/floor-build.ts";
@@ -39,7 +38,6 @@ import { idleMetrics, memoryMetrics, runIdle, runMemory } from "./scenarios/memo
 import { runThroughput, throughputMetrics } from "./scenarios/throughput.ts";
 import { restoreDriver, runScale, scaleMetrics, type ScaleParams } from "./scenarios/scale.ts";
 import { ScaleObjects } from "./lib/scale-objects.ts";
-import { defaultScale } from "./modes.ts";
 
 const repoRoot = resolve(import.meta.dir, "..");
 const usage = `usage: bun run bench/run.ts [options]
@@ -149,7 +147,8 @@ const scaleParams: ScaleParams | undefined =
   mode.scale === undefined && opts["scale-n"] === undefined
     ? undefined
     : {
-        ...(mode.scale ?? modes.full.scale ?? defaultScale),
+        // --scale-n in a mode without a scale scenario: the full mode's shape (modes.full.scale is defaultScale).
+        ...(mode.scale ?? defaultScale),
         ...(opts["scale-n"] === undefined ? {} : { sizes: opts["scale-n"].split(",").map((n) => positiveInt("--scale-n", n)) }),
         ...(opts["scale-foreign"] === undefined ? {} : { foreignPvs: nonNegativeInt("--scale-foreign", opts["scale-foreign"]) }),
       };
@@ -407,10 +406,9 @@ try {
 const results = writeReport();
 note(`wrote ${reportStem}.json, .html and .md in ${results.machine.wallSeconds} s`);
 for (const scenario of scenarios) {
-  const floorRows = summarizeFloor(scenario);
-  for (const row of summarize(scenario)) {
-    const f = floorRows.find((x) => x.metric === row.metric);
-    note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}${f === undefined ? "" : ` floor ${formatNumber(f.floor)} ours/floor ${formatNumber(f.oursOverFloor)}`}`);
+  for (const { againstFloor, ...row } of summarizeWithFloor(scenario)) {
+    const floor = againstFloor === undefined ? "" : ` floor ${formatNumber(againstFloor.floor)} ours/floor ${formatNumber(againstFloor.oursOverFloor)}`;
+    note(`${scenario.id} ${row.metric}: ours ${formatNumber(row.ours)} go ${formatNumber(row.go)} ratio ${formatNumber(row.ratio)}${floor}`);
   }
   const limit = summarizeLimit(scenario);
   if (limit !== undefined) note(`${scenario.id} limit: ${formatNumber(limit.limit)} VA/s, ours/limit ${formatNumber(limit.oursOverLimit)}, go/limit ${formatNumber(limit.goOverLimit)}`);

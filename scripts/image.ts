@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import packageJson from "../package.json" with { type: "json" };
-import { buildTargets, defaultOutfile, hostTarget, type BuildTarget } from "./build/build-targets";
+import { buildTargets, crossTargets, defaultOutfile, hostTarget, type BuildTarget } from "./build/build-targets";
 import { basePackages, nonrootId, nonrootOwnedPaths, stageBaseRootfs } from "./image/base-rootfs";
 import { ImageBuildError } from "./image/errors";
 import { writeImageArchive } from "./image/image-archive";
@@ -114,8 +114,7 @@ function buildPlatform(target: BuildTarget, lock: PackageLock, work: string, epo
 
 function build(): void {
   const started = performance.now();
-  const foreign = buildTargets.filter((target) => target !== host);
-  ensureTools({ ...requiredTools, ...emulatorTools(foreign.map((target) => target.qemuUserStatic)) });
+  ensureTools({ ...requiredTools, ...emulatorTools(crossTargets().map((target) => target.qemuUserStatic)) });
   if (options["update-pins"]) {
     let lock: PackageLock | undefined;
     for (const target of buildTargets) {

@@ -27,12 +27,15 @@ import { copyFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createVas, deleteVas, prepareOwnPvs, startBenchGround } from "../bench/lib/bench-ground.ts";
+import { waitForCondition } from "../test/cluster/managed-process.ts";
 import { paths } from "../test/e2e/support/objects.ts";
 
 const binary = process.env["ATTACHER_OUTFILE"] ?? "dist/csi-attacher";
 const orderFile = "scripts/bytecode-order.txt";
 /** As many VAs as the bench's cold-start scenario has waiting. */
 const waiting = 100;
+/** How long each wait may take, checked every 100 ms. */
+const twoMinutes = { timeoutMs: 120_000, intervalMs: 100 };
 
 const ground = await startBenchGround("fake", 0, "");
 try {
@@ -44,9 +47,9 @@ try {
     stdout: "ignore",
     stderr: "ignore",
   });
-  await until(async () => (await ground.admin.list(paths.volumeAttachments)).items.every((va) => (va as { status?: { attached?: boolean } }).status?.attached === true), "every waiting VA attached");
+  await waitForCondition(async () => (await ground.admin.list(paths.volumeAttachments)).items.every((va) => (va as { status?: { attached?: boolean } }).status?.attached === true), { description: "every waiting VA attached", ...twoMinutes });
   await deleteVas(ground.admin, names);
-  await until(async () => (await ground.admin.list(paths.volumeAttachments)).items.length === 0, "every VA detached and gone");
+  await waitForCondition(async () => (await ground.admin.list(paths.volumeAttachments)).items.length === 0, { description: "every VA detached and gone", ...twoMinutes });
   attacher.kill("SIGTERM");
   const code = await attacher.exited;
   if (code !== 0) throw new Error(`${binary} exited with ${code}`);
@@ -54,13 +57,4 @@ try {
   console.log(`recorded ${orderFile} from ${binary} (${waiting} VAs attached and detached)`);
 } finally {
   await ground.stop();
-}
-
-/** until polls `check` every 100 ms for up to two minutes. */
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = performance.now() + 120_000;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
 }

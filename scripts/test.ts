@@ -9,7 +9,7 @@
  * (oven-sh/bun#7789). It closes with a "N passed, N failed" line.
  */
 import { $ } from "bun";
-import { buildTargets, defaultOutfile, hostTarget } from "./build/build-targets";
+import { crossTargets, defaultOutfile } from "./build/build-targets";
 
 interface Counts {
   passed: number;
@@ -84,15 +84,15 @@ await step("binary", async () => {
 });
 // The other CPU's binary (dist/csi-attacher-arm64 on amd64), cross-compiled:
 // the image's second platform, and what test/e2e/arm64-emulated runs under QEMU.
-const crossTargets = buildTargets.filter((target) => target !== hostTarget());
-await step(`cross-compiled binaries (${crossTargets.map((target) => target.platform).join(", ")})`, async () => {
-  for (const target of crossTargets) await $`bun run scripts/build.ts --target=${target.platform}`;
+const crossCompiled = crossTargets();
+await step(`cross-compiled binaries (${crossCompiled.map((target) => target.platform).join(", ")})`, async () => {
+  for (const target of crossCompiled) await $`bun run scripts/build.ts --target=${target.platform}`;
 });
 // The multi-platform sidecar image, without a container engine
 // (dist/csi-attacher-image.tar); the end-to-end tests build their own
 // copies and run this machine's platform under runc.
 await step("image", async () => {
-  const crossBinaries = crossTargets.map((target) => `--binary-${target.architecture}=${defaultOutfile(target)}`);
+  const crossBinaries = crossCompiled.map((target) => `--binary-${target.architecture}=${defaultOutfile(target)}`);
   await $`bun run scripts/image.ts --binary=dist/csi-attacher ${crossBinaries}`;
 });
 await step("unit tests", () => bunTest(30_000, ["test/unit"]));

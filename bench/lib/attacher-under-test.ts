@@ -3,7 +3,7 @@
  * samples its memory from /proc while it runs, and tells when it is ready.
  */
 import { readFileSync, statSync } from "node:fs";
-import { spawnManaged, waitForCondition, type ManagedProcess } from "../../test/cluster/managed-process.ts";
+import { spawnManaged, waitForCondition, type CommandWrapper, type ManagedProcess } from "../../test/cluster/managed-process.ts";
 import { readCpuSeconds, readMemory } from "./proc-stats.ts";
 
 /** AttacherKind names the implementations compared: ours, upstream's, and the bare floor client (bench/floor/bare-attacher.ts). */
@@ -123,8 +123,8 @@ export interface StartOptions {
   readonly logName: string;
   /** Flags after --kubeconfig and --csi-address; the same for both kinds. */
   readonly args: readonly string[];
-  /** Wraps the command line, e.g. to join a memory cgroup before the exec (the pid stays the attacher's). Default: none. */
-  readonly wrap?: (argv: readonly string[]) => string[];
+  /** What the attacher runs under, e.g. a shell joining a memory cgroup, which must exec it: the pid sampled must stay the attacher's. Default: none. */
+  readonly wrapper?: CommandWrapper;
 }
 
 /** startAttacher execs the binary; it does not wait for readiness. */
@@ -133,7 +133,7 @@ export function startAttacher(binary: AttacherBinary, options: StartOptions): Ru
   const process = spawnManaged({
     name: options.logName,
     logDir: options.logDir,
-    command: (options.wrap ?? ((argv: readonly string[]) => [...argv]))([binary.path, `--kubeconfig=${options.kubeconfig}`, `--csi-address=${options.csiSocket}`, ...options.args]),
+    command: [...(options.wrapper ?? []), binary.path, `--kubeconfig=${options.kubeconfig}`, `--csi-address=${options.csiSocket}`, ...options.args],
   });
   return new RunningAttacher(binary, process, execAt);
 }

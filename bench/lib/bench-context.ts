@@ -2,7 +2,8 @@
  * What every scenario needs: the ground, the VA watch, how to start an
  * attacher with the shared flags, and waits that show progress.
  */
-import type { AttacherBinary, RunningAttacher } from "./attacher-under-test.ts";
+import { waitForCondition, type ManagedProcess } from "../../test/cluster/managed-process.ts";
+import type { AttacherBinary, RunningAttacher, StartOptions } from "./attacher-under-test.ts";
 import { startAttacher } from "./attacher-under-test.ts";
 import { deleteVas, type BenchGround } from "./bench-ground.ts";
 import { progress } from "./progress.ts";
@@ -16,15 +17,13 @@ export interface AttacherLimits {
   readonly burst: number;
 }
 
-/** BenchContext is shared by every scenario of one benchmark run. */
-/** What a scenario may add to an attacher's start: flags of its own, or a command the attacher's command line runs under. */
-export interface StartOptions {
+/** What a scenario may add to an attacher's start: flags of its own, or what the attacher runs under (the container-limit scenario's memory cgroup). */
+export interface ScenarioStartOptions extends Pick<StartOptions, "wrapper"> {
   /** More flags after the shared ones (the scale scenario's reconciler flags). Default none. */
   readonly extraArgs?: readonly string[];
-  /** Turns the command line into the one to exec, which must exec it (the container-limit scenario joins a memory cgroup first). Default: as it is. */
-  readonly wrap?: (argv: readonly string[]) => string[];
 }
 
+/** BenchContext is shared by every scenario of one benchmark run. */
 export class BenchContext {
   /** How many own PVs exist (bench-pv-0..count-1); grown on demand, never shrunk. */
   readonly ownPvs = { count: 0 };
@@ -40,10 +39,10 @@ export class BenchContext {
    * start execs an attacher with the flags both kinds share. -v=2 on both:
    * upstream's readiness line ("Caches populated") is logged at 2.
    */
-  start(binary: AttacherBinary, label: string, limits: AttacherLimits, options: StartOptions = {}): RunningAttacher {
-    const { extraArgs = [], wrap } = options;
+  start(binary: AttacherBinary, label: string, limits: AttacherLimits, options: ScenarioStartOptions = {}): RunningAttacher {
+    const { extraArgs = [], wrapper } = options;
     return startAttacher(binary, {
-      ...(wrap === undefined ? {} : { wrap }),
+      ...(wrapper === undefined ? {} : { wrapper }),
       kubeconfig: this.ground.cluster.kubeconfigPath,
       csiSocket: this.ground.csiSocket,
       logDir: this.ground.logDir,
@@ -52,17 +51,18 @@ export class BenchContext {
     });
   }
 
-  /** waitFor polls `done` every 50 ms, showing `status()` as progress; fails after `timeoutMs` or if the attacher dies. */
-  async waitFor(description: string, done: () => boolean, status: () => string, timeoutMs: number, attacher?: RunningAttacher): Promise<void> {
-    const deadline = performance.now() + timeoutMs;
-    while (!done()) {
-      if (attacher !== undefined && !attacher.process.running) {
-        throw new Error(`${attacher.binary.kind} attacher ${attacher.process.exitDescription ?? "exited"} while waiting for ${description}:\n${attacher.process.stderrTail()}`);
-      }
-      if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description} (${status()})`);
+  /**
+   * waitFor polls `done` every 50 ms, showing `status()` as progress; fails
+   * after `timeoutMs`, naming the status, or at once if a process it
+   * depends on (the attacher, the controller manager) dies.
+   */
+  async waitFor(description: string, done: () => boolean | Promise<boolean>, status: () => string, timeoutMs: number, watch: readonly ManagedProcess[] = []): Promise<void> {
+    const check = async () => {
+      if (await done()) return true;
       progress(status());
-      await Bun.sleep(50);
-    }
+      return false;
+    };
+    await waitForCondition(check, { description, timeoutMs, status, watch });
   }
 
   /**
@@ -72,7 +72,7 @@ export class BenchContext {
   async cleanUp(names: readonly string[], attacher: RunningAttacher, label: string, timeoutMs: number): Promise<number> {
     const started = performance.now();
     await deleteVas(this.ground.admin, names);
-    await this.waitFor(`${label}: VAs gone`, () => this.watch.countGone(names) === names.length, () => `${label}: gone ${this.watch.countGone(names)}/${names.length}`, timeoutMs, attacher);
+    await this.waitFor(`${label}: VAs gone`, () => this.watch.countGone(names) === names.length, () => `${label}: gone ${this.watch.countGone(names)}/${names.length}`, timeoutMs, [attacher.process]);
     return Math.max(0, ...names.map((n) => this.watch.goneAt.get(n) ?? started)) - started;
   }
 

@@ -7,7 +7,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient, createIfAbsent, isNotFound } from "../../test/cluster/admin-client.ts";
+import { AdminClient, createIfAbsent, isNotFound, type KubeObject } from "../../test/cluster/admin-client.ts";
 import { startMockCsiDriver } from "../../test/cluster/mock-csi-driver.ts";
 import { startTestCluster, type TestCluster } from "../../test/cluster/test-cluster.ts";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../../test/drivers/fake-csi-driver/launch.ts";
@@ -159,14 +159,44 @@ export async function prepareOwnPvs(ground: BenchGround, count: number, existing
     });
     existing.count = count;
   }
-  const held = (await admin.list(paths.persistentVolumes)).items.filter((pv) => pv.metadata?.finalizers?.includes(pvFinalizer) === true);
-  await forEachLimited(held, bulkConcurrency, async (pv) => {
-    const name = pv.metadata?.name ?? "";
+  await releasePvFinalizers(admin, { concurrency: bulkConcurrency });
+}
+
+/** Options of {@link releasePvFinalizers}. */
+export interface ReleasePvFinalizersOptions {
+  /** Only PVs whose name starts with this. Default "": every PV. */
+  readonly namePrefix?: string;
+  /** Patches in flight. */
+  readonly concurrency: number;
+}
+
+/**
+ * releasePvFinalizers takes the attachers' finalizer off every PV that holds
+ * it, so that the next run pays the PV write of its first attach again.
+ * Only while no attacher runs: one would put it back.
+ */
+export async function releasePvFinalizers(admin: AdminClient, options: ReleasePvFinalizersOptions): Promise<void> {
+  const { namePrefix = "", concurrency } = options;
+  const held: KubeObject[] = [];
+  await listAll(admin, paths.persistentVolumes, (pv) => {
+    if ((pv.metadata?.name ?? "").startsWith(namePrefix) && pv.metadata?.finalizers?.includes(pvFinalizer) === true) held.push(pv);
+  });
+  await forEachLimited(held, concurrency, async (pv) => {
     const finalizers = (pv.metadata?.finalizers ?? []).filter((f) => f !== pvFinalizer);
     // The resourceVersion makes this a compare-and-swap: no attacher runs
     // now, but a stale read must still not drop someone else's finalizer.
-    await admin.patch(paths.persistentVolume(name), { metadata: { finalizers, resourceVersion: pv.metadata?.resourceVersion } });
+    await admin.patch(paths.persistentVolume(pv.metadata?.name ?? ""), { metadata: { finalizers, resourceVersion: pv.metadata?.resourceVersion } });
   });
+}
+
+/** listAll pages through a collection 500 at a time, as the attachers do: the scale scenario's tens of thousands of PVs are too many for one answer. */
+export async function listAll<T extends KubeObject = KubeObject>(admin: AdminClient, path: string, onItem: (item: T) => void): Promise<void> {
+  let token = "";
+  do {
+    const page = await admin.list<T>(path, { limit: "500", ...(token === "" ? {} : { continue: token }) });
+    for (const item of page.items) onItem(item);
+    token = page.metadata?.continue ?? "";
+  } while (token !== "");
 }
 
 /** createForeignPvs creates `count` PVs of another CSI driver, named from `offset`. */

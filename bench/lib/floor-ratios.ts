@@ -1,8 +1,9 @@
 /**
  * Ours against Bun's floor (the bare floor client, kind "floor"): round r
  * of ours over round r of the floor, which ran in the same round, then the
- * median of those pair ratios, as bench/lib/ratios.ts pairs ours with Go.
+ * median of those pair ratios, paired as ratios.ts pairs ours with Go.
  */
+import { finiteValues, pairRatios, summarize, type MetricSummary } from "./ratios.ts";
 import type { ScenarioResult } from "./results.ts";
 import { median } from "./stats.ts";
 
@@ -16,15 +17,22 @@ export interface FloorSummary {
 
 /** summarizeFloor returns one row per metric, or nothing when the floor did not run in this scenario. */
 export function summarizeFloor(scenario: ScenarioResult): FloorSummary[] {
-  const floorRuns = scenario.runs.filter((r) => r.kind === "floor");
+  const floorRuns = scenario.runs.filter((run) => run.kind === "floor");
   if (floorRuns.length === 0) return [];
-  const finite = (v: number | undefined): v is number => v !== undefined && Number.isFinite(v);
-  return scenario.metrics.map((spec) => {
-    const ratios = floorRuns.flatMap((floorRun) => {
-      const ours = scenario.runs.find((r) => r.kind === "ours" && r.round === floorRun.round)?.metrics[spec.name];
-      const floor = floorRun.metrics[spec.name];
-      return finite(ours) && finite(floor) && floor !== 0 ? [ours / floor] : [];
-    });
-    return { metric: spec.name, floor: median(floorRuns.map((r) => r.metrics[spec.name]).filter(finite)), oursOverFloor: median(ratios) };
+  const ours = scenario.runs.filter((run) => run.kind === "ours");
+  return scenario.metrics.map((spec) => ({ metric: spec.name, floor: median(finiteValues(floorRuns, spec.name)), oursOverFloor: median(pairRatios(ours, floorRuns, spec.name)) }));
+}
+
+/** MetricWithFloor is a metric's row against Go and, where the floor ran, its row against the floor. */
+export interface MetricWithFloor extends MetricSummary {
+  readonly againstFloor?: FloorSummary;
+}
+
+/** summarizeWithFloor is summarize's rows of a scenario, each joined with summarizeFloor's row of the same metric. */
+export function summarizeWithFloor(scenario: ScenarioResult): MetricWithFloor[] {
+  const floors = summarizeFloor(scenario);
+  return summarize(scenario).map((row) => {
+    const againstFloor = floors.find((floor) => floor.metric === row.metric);
+    return againstFloor === undefined ? row : { ...row, againstFloor };
   });
 }

@@ -1,9 +1,10 @@
 /**
  * Each attacher's throughput against the bare-client limit (scenario 7):
  * round r of an attacher over round r of the bare client, which ran right
- * after it, then the median of those pair ratios (as bench/lib/ratios.ts
+ * after it, then the median of those pair ratios (paired as ratios.ts
  * pairs ours with Go).
  */
+import { finiteValues, pairRatios } from "./ratios.ts";
 import type { ScenarioResult } from "./results.ts";
 import { median } from "./stats.ts";
 
@@ -21,14 +22,6 @@ export interface LimitSummary {
 export function summarizeLimit(scenario: ScenarioResult, metric = "attachPerSecond"): LimitSummary | undefined {
   const limitRuns = scenario.limitRuns ?? [];
   if (limitRuns.length === 0) return undefined;
-  const finite = (v: number | undefined): v is number => v !== undefined && Number.isFinite(v);
-  const share = (kind: "ours" | "go") =>
-    median(
-      limitRuns.flatMap((limitRun) => {
-        const attacher = scenario.runs.find((r) => r.kind === kind && r.round === limitRun.round)?.metrics[metric];
-        const limit = limitRun.metrics[metric];
-        return finite(attacher) && finite(limit) && limit !== 0 ? [attacher / limit] : [];
-      }),
-    );
-  return { limit: median(limitRuns.map((r) => r.metrics[metric]).filter(finite)), oursOverLimit: share("ours"), goOverLimit: share("go") };
+  const share = (kind: "ours" | "go") => median(pairRatios(scenario.runs.filter((run) => run.kind === kind), limitRuns, metric));
+  return { limit: median(finiteValues(limitRuns, metric)), oursOverLimit: share("ours"), goOverLimit: share("go") };
 }

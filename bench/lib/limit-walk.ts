@@ -17,6 +17,7 @@ export interface LimitTrial {
   readonly failure?: FailureKind;
   /** What a failure got done before it was stopped, e.g. "102/300 attached, 0/300 gone". */
   readonly detail?: string;
+  /** Exec to the last VA gone (or to the deadline). */
   readonly seconds: number;
 }
 

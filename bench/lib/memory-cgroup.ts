@@ -9,6 +9,7 @@
  */
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { locateMemoryCgroup, parseMountinfo, parseProcCgroup } from "../../src/util/cgroup-memory-limit.ts";
+import type { CommandWrapper } from "../../test/cluster/managed-process.ts";
 
 /** Hierarchy is where new memory groups are made. */
 export interface Hierarchy {
@@ -117,12 +118,12 @@ export class MemoryGroup {
   }
 
   /**
-   * command wraps `argv` so that the process joins the group before it
-   * execs: every page it touches from its first instruction is charged
-   * here. The pid stays the same through the exec.
+   * wrapper makes a program join the group before it execs: every page it
+   * touches from its first instruction is charged here. The pid stays the
+   * same through the exec.
    */
-  command(argv: readonly string[]): string[] {
-    return ["/bin/sh", "-c", `echo $$ > '${this.dir}/cgroup.procs' && exec "$@"`, "sh", ...argv];
+  wrapper(): CommandWrapper {
+    return ["/bin/sh", "-c", `echo $$ > '${this.dir}/cgroup.procs' && exec "$@"`, "sh"];
   }
 
   /** remove deletes the group once its processes are gone; its page cache is handed to the parent. */

@@ -1,9 +1,10 @@
 /**
  * Ratios ours/Go, pair by pair: round r of ours against round r of Go (they
  * ran back to back, so they shared the machine's mood), then the median of
- * the pair ratios.
+ * the pair ratios. The floor (floor-ratios.ts) and the bare-client limit
+ * (limit-ratios.ts) are paired with the same pairRatios.
  */
-import type { ScenarioResult } from "./results.ts";
+import type { RunResult, ScenarioResult } from "./results.ts";
 import { median } from "./stats.ts";
 
 /** MetricSummary is a metric's medians per implementation and the median pair ratio. */
@@ -18,27 +19,45 @@ export interface MetricSummary {
   readonly pairs: number;
 }
 
+/** RoundMetrics is what pairing reads of a run: its round and its numbers (an attacher's RunResult or the bare client's LimitRun). */
+export type RoundMetrics = Pick<RunResult, "round" | "metrics">;
+
+/** finiteValues are `metric`'s values over `runs`, leaving out runs that lack it or measured nothing (NaN, Infinity). */
+export function finiteValues(runs: readonly RoundMetrics[], metric: string): number[] {
+  return runs.map((run) => run.metrics[metric]).filter(isFinite);
+}
+
+/**
+ * pairRatios divides `metric` of each run of `numerators` by that of the
+ * run of `denominators` in the same round; a round one side lacks, or where
+ * either value is not finite or the denominator is 0, gives no pair.
+ */
+export function pairRatios(numerators: readonly RoundMetrics[], denominators: readonly RoundMetrics[], metric: string): number[] {
+  return denominators.flatMap((denominator) => {
+    const over = numerators.find((run) => run.round === denominator.round)?.metrics[metric];
+    const under = denominator.metrics[metric];
+    return isFinite(over) && isFinite(under) && under !== 0 ? [over / under] : [];
+  });
+}
+
 /** summarize returns one row per metric of a scenario. */
 export function summarize(scenario: ScenarioResult): MetricSummary[] {
+  const ours = scenario.runs.filter((run) => run.kind === "ours");
+  const go = scenario.runs.filter((run) => run.kind === "go");
   return scenario.metrics.map((spec) => {
-    const value = (kind: "ours" | "go", round: number) => scenario.runs.find((r) => r.kind === kind && r.round === round)?.metrics[spec.name];
-    const rounds = [...new Set(scenario.runs.map((r) => r.round))];
-    const ratios: number[] = [];
-    for (const round of rounds) {
-      const ours = value("ours", round);
-      const go = value("go", round);
-      if (ours !== undefined && go !== undefined && Number.isFinite(ours) && Number.isFinite(go) && go !== 0) ratios.push(ours / go);
-    }
-    const all = (kind: "ours" | "go") =>
-      scenario.runs.filter((r) => r.kind === kind).map((r) => r.metrics[spec.name]).filter((v): v is number => v !== undefined && Number.isFinite(v));
+    const ratios = pairRatios(ours, go, spec.name);
     return {
       metric: spec.name,
       unit: spec.unit,
       better: spec.better,
-      ours: median(all("ours")),
-      go: median(all("go")),
+      ours: median(finiteValues(ours, spec.name)),
+      go: median(finiteValues(go, spec.name)),
       ratio: median(ratios),
       pairs: ratios.length,
     };
   });
+}
+
+function isFinite(value: number | undefined): value is number {
+  return value !== undefined && Number.isFinite(value);
 }

@@ -1,5 +1,6 @@
 /** The shape of a benchmark's results, as written to bench/results/<date>.json. */
 import type { AttacherKind } from "./attacher-under-test.ts";
+import type { LimitTrial } from "./limit-walk.ts";
 
 /** MetricSpec describes one number a scenario reports. */
 export interface MetricSpec {
@@ -30,17 +31,8 @@ export interface RunResult {
   readonly notes?: readonly string[];
 }
 
-/** LimitTrialRecord is one run of the container-limit walk under one memory limit. */
-export interface LimitTrialRecord {
-  readonly limitMiB: number;
-  readonly holds: boolean;
-  /** How it failed: "oom-kill", "crawl" or "exited". */
-  readonly failure?: string;
-  /** What it got done before it was stopped. */
-  readonly detail?: string;
-  /** Exec to the last VA gone (or to the deadline). */
-  readonly seconds: number;
-}
+/** LimitTrialRecord is a LimitTrial of the container-limit walk as the report keeps it: the limit in MiB, the seconds rounded to ms. */
+export type LimitTrialRecord = Omit<LimitTrial, "limitBytes"> & { readonly limitMiB: number };
 
 /** LimitRun is one round of the bare client (scenario 7) next to a throughput cell. */
 export interface LimitRun {

@@ -4,14 +4,15 @@
  * between attachers (finalizers and status off, the driver's publications
  * forgotten), so ours and Go each start from the same unattached cluster.
  */
-import { createIfAbsent, isNotFound, type AdminClient, type KubeObject } from "../../test/cluster/admin-client.ts";
+import { createIfAbsent, isNotFound, type KubeObject } from "../../test/cluster/admin-client.ts";
 import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/e2e/support/objects.ts";
-import { benchDriverName, createForeignPvs, forEachLimited, pvFinalizer, type BenchGround } from "./bench-ground.ts";
+import { benchDriverName, createForeignPvs, forEachLimited, listAll, releasePvFinalizers, type BenchGround } from "./bench-ground.ts";
 
 /** Requests in flight while creating or resetting in bulk: the apiserver is local, the bench process is the limit. */
 const scaleConcurrency = 64;
 
-export const scalePvName = (i: number) => `scale-pv-${String(i).padStart(6, "0")}`;
+const scalePvPrefix = "scale-pv-";
+export const scalePvName = (i: number) => `${scalePvPrefix}${String(i).padStart(6, "0")}`;
 export const scaleVaName = (i: number) => `scale-va-${String(i).padStart(6, "0")}`;
 export const scaleNodeName = (k: number) => `scale-node-${String(k).padStart(3, "0")}`;
 /** Probe VAs (one new attach at a chosen moment) are named from here and reset away between runs. */
@@ -94,7 +95,7 @@ export class ScaleObjects {
     const { admin } = this.ground;
     const started = performance.now();
     const existing = new Map<string, ListedObject>();
-    await listAll(admin, paths.volumeAttachments, (va) => {
+    await listAll<ListedObject>(admin, paths.volumeAttachments, (va) => {
       const name = va.metadata.name ?? "";
       if (name.startsWith("scale-")) existing.set(name, va);
     });
@@ -122,26 +123,9 @@ export class ScaleObjects {
         await admin.patch(`${paths.volumeAttachment(name)}/status`, { status: { attached: false, attachmentMetadata: null } });
       }
     });
-    const held: ListedObject[] = [];
-    await listAll(admin, paths.persistentVolumes, (pv) => {
-      if ((pv.metadata.name ?? "").startsWith("scale-pv-") && pv.metadata.finalizers?.includes(pvFinalizer) === true) held.push(pv);
-    });
-    await forEachLimited(held, scaleConcurrency, async (pv) => {
-      const finalizers = (pv.metadata.finalizers ?? []).filter((f) => f !== pvFinalizer);
-      await admin.patch(paths.persistentVolume(pv.metadata.name ?? ""), { metadata: { finalizers, resourceVersion: pv.metadata.resourceVersion } });
-    });
+    await releasePvFinalizers(admin, { namePrefix: scalePvPrefix, concurrency: scaleConcurrency });
     return (performance.now() - started) / 1000;
   }
-}
-
-/** listAll pages through a collection 500 at a time, as the attachers do. */
-export async function listAll(admin: AdminClient, path: string, onItem: (item: ListedObject) => void): Promise<void> {
-  let token = "";
-  do {
-    const page = await admin.list<ListedObject>(path, { limit: "500", ...(token === "" ? {} : { continue: token }) });
-    for (const item of page.items) onItem(item);
-    token = (page.metadata as { continue?: string } | undefined)?.continue ?? "";
-  } while (token !== "");
 }
 
 function range(from: number, to: number): number[] {

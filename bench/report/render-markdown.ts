@@ -1,6 +1,6 @@
 /** The markdown summary: machine facts and the ratio table, linking the HTML report. */
 import { summarizeLimit } from "../lib/limit-ratios.ts";
-import { summarizeFloor } from "../lib/floor-ratios.ts";
+import { summarizeWithFloor } from "../lib/floor-ratios.ts";
 import { summarize } from "../lib/ratios.ts";
 import type { BenchResults } from "../lib/results.ts";
 import { memorySlope, scaleScenarios } from "./scale-charts.ts";
@@ -46,13 +46,11 @@ export interface FloorRow {
 
 /** floorRows are the metrics of every scenario the bare floor client ran in. */
 export function floorRows(results: BenchResults): FloorRow[] {
-  return results.scenarios.flatMap((scenario) => {
-    const floors = summarizeFloor(scenario);
-    return summarize(scenario).flatMap((row) => {
-      const floor = floors.find((f) => f.metric === row.metric);
-      return floor === undefined ? [] : [{ title: scenario.title, metric: row.metric, unit: row.unit, ours: row.ours, go: row.go, floor: floor.floor, ratio: row.ratio, oursOverFloor: floor.oursOverFloor }];
-    });
-  });
+  return results.scenarios.flatMap((scenario) =>
+    summarizeWithFloor(scenario).flatMap(({ againstFloor, ...row }) =>
+      againstFloor === undefined ? [] : [{ title: scenario.title, metric: row.metric, unit: row.unit, ours: row.ours, go: row.go, floor: againstFloor.floor, ratio: row.ratio, oursOverFloor: againstFloor.oursOverFloor }],
+    ),
+  );
 }
 
 /** machineLines lists the facts every report carries. */

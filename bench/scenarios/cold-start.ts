@@ -26,7 +26,7 @@ export async function runColdStart(ctx: BenchContext, binary: AttacherBinary, ro
   try {
     const readyMs = await attacher.waitReady();
     const status = () => `${label} ${binary.kind}: attached ${ctx.watch.countAttached(names)}/${names.length}`;
-    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === names.length, status, 300_000, attacher);
+    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === names.length, status, 300_000, [attacher.process]);
     const times = names.map((n) => ctx.watch.attachedAt.get(n) ?? Number.NaN);
     const result: RunResult = {
       kind: binary.kind,

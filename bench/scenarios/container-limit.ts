@@ -16,9 +16,9 @@
 import type { AttacherBinary, RunningAttacher } from "../lib/attacher-under-test.ts";
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
 import { createVas, deleteVas, prepareOwnPvs } from "../lib/bench-ground.ts";
-import { classifyFailure, deadlineMs, LimitWalk, type FailureKind } from "../lib/limit-walk.ts";
+import { classifyFailure, deadlineMs, LimitWalk, type LimitTrial } from "../lib/limit-walk.ts";
 import { dropPageCache, MemoryGroup } from "../lib/memory-cgroup.ts";
-import type { MetricSpec, RunResult } from "../lib/results.ts";
+import type { LimitTrialRecord, MetricSpec, RunResult } from "../lib/results.ts";
 
 const MiB = 1024 * 1024;
 
@@ -37,14 +37,8 @@ export const containerLimitMetrics: readonly MetricSpec[] = [
   { name: "failedByOomKill", unit: "0/1", better: "lower", description: "1 when the first failure on the way down was an OOM kill, 0 when the attacher crawled or ended otherwise" },
 ];
 
-/** CycleOutcome is one exec-to-all-gone cycle under one limit. */
-export interface CycleOutcome {
-  readonly holds: boolean;
-  readonly ms: number;
-  readonly peakBytes: number;
-  readonly failure?: FailureKind;
-  readonly detail?: string;
-}
+/** CycleOutcome is how one exec-to-all-gone cycle went (a LimitTrial but for its limit, which the unconstrained cycle lacks), and the group's peak usage. */
+type CycleOutcome = Omit<LimitTrial, "limitBytes"> & { readonly peakBytes: number };
 
 /** runContainerLimit measures one attacher: unconstrained, then the walk down. */
 export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinary, round: number, params: ContainerLimitParams): Promise<RunResult> {
@@ -54,15 +48,14 @@ export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinar
 
   const free = await cycle(undefined, 600_000);
   if (!free.holds) throw new Error(`${binary.kind} failed without a memory limit: ${free.failure ?? ""} ${free.detail ?? ""}`);
-  const deadline = deadlineMs(free.ms);
+  const deadline = deadlineMs(free.seconds * 1000);
   const walk = new LimitWalk({ peakBytes: free.peakBytes, stepBytes: params.stepMiB * MiB, minBytes: 16 * MiB });
   for (let limit = walk.next(); limit !== undefined; limit = walk.next()) {
-    const outcome = await cycle(limit, deadline);
-    walk.record({ limitBytes: limit, holds: outcome.holds, seconds: outcome.ms / 1000, ...(outcome.failure === undefined ? {} : { failure: outcome.failure }), ...(outcome.detail === undefined ? {} : { detail: outcome.detail }) });
+    walk.record({ limitBytes: limit, ...(await cycle(limit, deadline)) });
   }
   const smallest = walk.smallestHolding();
   const first = walk.firstFailure();
-  const trials = walk.trials.map((t) => ({
+  const trials = walk.trials.map((t): LimitTrialRecord => ({
     limitMiB: t.limitBytes / MiB,
     holds: t.holds,
     seconds: round3(t.seconds),
@@ -77,12 +70,12 @@ export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinar
       smallestLimitMiB: smallest === undefined ? Number.NaN : smallest / MiB,
       peakMiB: round3(free.peakBytes / MiB),
       firstFailureMiB: first === undefined ? Number.NaN : first.limitBytes / MiB,
-      unconstrainedSeconds: round3(free.ms / 1000),
+      unconstrainedSeconds: round3(free.seconds),
       failedByOomKill: first === undefined ? Number.NaN : first.failure === "oom-kill" ? 1 : 0,
     },
     limitTrials: trials,
     notes: [
-      `${binary.kind} r${round}: unconstrained ${round3(free.ms / 1000)} s, peak ${round3(free.peakBytes / MiB)} MiB; walk (MiB) ${walkText}` +
+      `${binary.kind} r${round}: unconstrained ${round3(free.seconds)} s, peak ${round3(free.peakBytes / MiB)} MiB; walk (MiB) ${walkText}` +
         (first === undefined ? "" : `; fails first at ${first.limitBytes / MiB} MiB by ${first.failure ?? "?"}${first.detail === undefined ? "" : ` (${first.detail})`}`),
     ],
   };
@@ -104,7 +97,7 @@ async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string
   let names: string[] = [];
   const deleted = { started: false };
   try {
-    attacher = ctx.start(binary, label, params, { wrap: (argv) => group.command(argv) });
+    attacher = ctx.start(binary, label, params, { wrapper: group.wrapper() });
     const until = attacher.execAt + timeoutMs;
     const left = () => Math.max(1, until - performance.now());
     const running = attacher;
@@ -112,21 +105,21 @@ async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string
       await running.waitReady(left());
       names = await createVas(ctx.ground.admin, label, params.volumes);
       const attached = () => ctx.watch.countAttached(names);
-      await ctx.waitFor(`${label}: all attached`, () => attached() === names.length, () => `${label}: attached ${attached()}/${names.length}`, left(), running);
+      await ctx.waitFor(`${label}: all attached`, () => attached() === names.length, () => `${label}: attached ${attached()}/${names.length}`, left(), [running.process]);
       deleted.started = true;
       await deleteVas(ctx.ground.admin, names);
       const gone = () => ctx.watch.countGone(names);
-      await ctx.waitFor(`${label}: VAs gone`, () => gone() === names.length, () => `${label}: gone ${gone()}/${names.length}`, left(), running);
-      const ms = performance.now() - running.execAt;
+      await ctx.waitFor(`${label}: VAs gone`, () => gone() === names.length, () => `${label}: gone ${gone()}/${names.length}`, left(), [running.process]);
+      const seconds = (performance.now() - running.execAt) / 1000;
       const oomKills = group.oomKills();
-      if (oomKills > 0) return { holds: false, ms, peakBytes: group.peakBytes(), failure: "oom-kill", detail: "finished, but the group recorded an OOM kill" };
-      return { holds: true, ms, peakBytes: group.peakBytes() };
+      if (oomKills > 0) return { holds: false, seconds, peakBytes: group.peakBytes(), failure: "oom-kill", detail: "finished, but the group recorded an OOM kill" };
+      return { holds: true, seconds, peakBytes: group.peakBytes() };
     } catch (e: unknown) {
-      const ms = performance.now() - running.execAt;
+      const seconds = (performance.now() - running.execAt) / 1000;
       const failure = classifyFailure(group.oomKills(), running.process.running);
       const progress = names.length === 0 ? "not ready" : `${ctx.watch.countAttached(names)}/${names.length} attached, ${deleted.started ? ctx.watch.countGone(names) : 0}/${names.length} gone`;
-      const detail = `${progress} after ${round3(ms / 1000)} s${failure === "exited" ? `; ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` : ""}`;
-      return { holds: false, ms, peakBytes: group.peakBytes(), failure, detail };
+      const detail = `${progress} after ${round3(seconds)} s${failure === "exited" ? `; ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` : ""}`;
+      return { holds: false, seconds, peakBytes: group.peakBytes(), failure, detail };
     }
   } finally {
     await finishCycle(ctx, binary, label, params, group, attacher, names);

@@ -34,7 +34,7 @@ export async function runFairness(ctx: BenchContext, binary: AttacherBinary, rou
     ctx.watch.forget();
     const names = await createVas(ctx.ground.admin, `${label}-${binary.kind}`, params.backlog);
     const attachedStatus = () => `${label} ${binary.kind}: attached ${ctx.watch.countAttached(names)}/${names.length}`;
-    await ctx.waitFor(`${label}: backlog attached`, () => ctx.watch.countAttached(names) === names.length, attachedStatus, 300_000, attacher);
+    await ctx.waitFor(`${label}: backlog attached`, () => ctx.watch.countAttached(names) === names.length, attachedStatus, 300_000, [attacher.process]);
     await setDriverLatency(driver, params.slowMs);
     const deleteStarted = performance.now();
     await deleteVas(ctx.ground.admin, names);
@@ -43,9 +43,9 @@ export async function runFairness(ctx: BenchContext, binary: AttacherBinary, rou
     const newName = `${label}-${binary.kind}-new`;
     await createVa(ctx.ground.admin, newName, params.backlog);
     const createdAt = performance.now();
-    await ctx.waitFor(`${label}: new VA attached`, () => ctx.watch.attachedAt.has(newName), () => `${label} ${binary.kind}: waiting for the new attach, ${ctx.watch.countGone(names)}/${names.length} detached`, 600_000, attacher);
+    await ctx.waitFor(`${label}: new VA attached`, () => ctx.watch.attachedAt.has(newName), () => `${label} ${binary.kind}: waiting for the new attach, ${ctx.watch.countGone(names)}/${names.length} detached`, 600_000, [attacher.process]);
     const newAttachMs = (ctx.watch.attachedAt.get(newName) ?? createdAt) - createdAt;
-    await ctx.waitFor(`${label}: backlog gone`, () => ctx.watch.countGone(names) === names.length, () => `${label} ${binary.kind}: detached ${ctx.watch.countGone(names)}/${names.length}`, 600_000, attacher);
+    await ctx.waitFor(`${label}: backlog gone`, () => ctx.watch.countGone(names) === names.length, () => `${label} ${binary.kind}: detached ${ctx.watch.countGone(names)}/${names.length}`, 600_000, [attacher.process]);
     const backlogSeconds = (Math.max(...names.map((n) => ctx.watch.goneAt.get(n) ?? deleteStarted)) - deleteStarted) / 1000;
     await setDriverLatency(driver, baseLatencyMs);
     await ctx.cleanUp([...names, newName], attacher, `${label} ${binary.kind}`, 300_000);

@@ -43,7 +43,7 @@ export async function runLatency(ctx: BenchContext, binary: AttacherBinary, roun
     }
     await Promise.all(creations);
     const status = () => `${label} ${binary.kind}: attached ${ctx.watch.countAttached(names)}/${names.length}`;
-    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === names.length, status, 300_000, attacher);
+    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === names.length, status, 300_000, [attacher.process]);
     // The watch may see the attach before the create's answer arrives; such a VA waited ~0 ms.
     const latencies = names.map((n) => Math.max(0, (ctx.watch.attachedAt.get(n) ?? 0) - (createdAt.get(n) ?? 0))).sort((a, b) => a - b);
     const result: RunResult = {

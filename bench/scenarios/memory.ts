@@ -53,7 +53,7 @@ export async function runMemory(ctx: BenchContext, binary: AttacherBinary, round
     ctx.watch.forget();
     const names = await createVas(ctx.ground.admin, `${label}-${binary.kind}`, params.ownVas);
     const status = () => `${label} ${binary.kind}: attached ${ctx.watch.countAttached(names)}/${names.length}`;
-    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === names.length, status, 600_000, attacher);
+    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === names.length, status, 600_000, [attacher.process]);
     const rssWithOwnMiB = await settleRss(attacher, settleMs);
     const result: RunResult = {
       kind: binary.kind,

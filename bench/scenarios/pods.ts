@@ -10,11 +10,12 @@
  */
 import type { AdminClient } from "../../test/cluster/admin-client.ts";
 import type { KubeControllerManager } from "../../test/cluster/kube-controller-manager.ts";
+import { waitForCondition } from "../../test/cluster/managed-process.ts";
 import { attachedVolumeName, attachmentName, attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../../test/e2e/support/pod-objects.ts";
 import { paths, persistentVolume } from "../../test/e2e/support/objects.ts";
-import type { AttacherBinary, RunningAttacher } from "../lib/attacher-under-test.ts";
+import type { AttacherBinary } from "../lib/attacher-under-test.ts";
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { benchDriverName, benchNodes, bulkConcurrency, forEachLimited, prepareOwnPvs, vaNode, type BenchGround } from "../lib/bench-ground.ts";
+import { benchDriverName, benchNodes, bulkConcurrency, forEachLimited, prepareOwnPvs, vaNode } from "../lib/bench-ground.ts";
 import { attachmentKey, NodeVolumesLog } from "../lib/node-volumes-log.ts";
 import { progress } from "../lib/progress.ts";
 import { percentile } from "../lib/stats.ts";
@@ -90,15 +91,17 @@ export async function createBoundClaims(admin: AdminClient, count: number): Prom
 
 /** waitForEvery waits until every object of the collection at `path` is in one of `phases`. */
 async function waitForEvery(admin: AdminClient, path: string, phases: readonly string[]): Promise<void> {
-  const deadline = performance.now() + 300_000;
-  for (;;) {
+  const wanted = `${path} ${phases.join(" or ")}`;
+  let status = "nothing listed yet";
+  const check = async () => {
     const { items } = await admin.list<{ status?: { phase?: string } }>(path);
     const done = items.filter((item) => phases.includes(item.status?.phase ?? "")).length;
-    if (done === items.length) return;
-    if (performance.now() > deadline) throw new Error(`only ${done}/${items.length} of ${path} ${phases.join(" or ")} after 300 s: is the PV binder running?`);
-    progress(`pods: ${done}/${items.length} of ${path} ${phases.join(" or ")}`);
-    await Bun.sleep(100);
-  }
+    status = `${done}/${items.length}`;
+    if (done === items.length) return true;
+    progress(`pods: ${status} of ${wanted}`);
+    return false;
+  };
+  await waitForCondition(check, { description: `the PV binder: every object of ${wanted}`, timeoutMs: 300_000, intervalMs: 100, status: () => status });
 }
 
 /** runPods runs one attacher through one create-all/delete-all cycle of Pods. */
@@ -121,7 +124,15 @@ export async function runPods(ctx: BenchContext, binary: AttacherBinary, round: 
       await ctx.ground.admin.create(podPaths.pods(namespace), podOnNode(name, volumes[i]?.node ?? "", [claimName(i)]));
     });
     const listed = () => volumes.filter((volume) => log.isListed(volume.key)).length;
-    await pollUntil(ctx.ground, log, () => listed() === volumes.length, () => `${label} ${binary.kind}: ${listed()}/${volumes.length} in volumesAttached`, attacher, controllerManager);
+    // Each check reads the Nodes first; the controller manager is watched too, since it makes the VAs.
+    const untilNodes = (description: string, done: () => boolean, status: () => string) => {
+      const readNodes = async () => {
+        await log.poll(ctx.ground.admin);
+        return done();
+      };
+      return ctx.waitFor(`${label} ${binary.kind}: ${description}`, readNodes, status, 300_000, [attacher.process, controllerManager.process]);
+    };
+    await untilNodes("every volume in volumesAttached", () => listed() === volumes.length, () => `${label} ${binary.kind}: ${listed()}/${volumes.length} in volumesAttached`);
     const attachedAt = Math.max(...volumes.map((volume) => log.appearedAt.get(volume.key) ?? t0));
     const vaAttachedAt = Math.max(...volumes.map((volume) => ctx.watch.attachedAt.get(volume.vaName) ?? t0));
     const vaLatencies = volumes.map((volume) => (ctx.watch.attachedAt.get(volume.vaName) ?? 0) - (ctx.watch.addedAt.get(volume.vaName) ?? 0)).sort((a, b) => a - b);
@@ -132,11 +143,11 @@ export async function runPods(ctx: BenchContext, binary: AttacherBinary, round: 
     await forEachLimited(podNames, bulkConcurrency, async (name) => {
       await ctx.ground.admin.request("DELETE", podPaths.pod(namespace, name), { gracePeriodSeconds: 0 });
     });
-    await pollUntil(ctx.ground, log, () => listed() === 0, () => `${label} ${binary.kind}: ${listed()}/${volumes.length} still in volumesAttached`, attacher, controllerManager);
+    await untilNodes("no volume in volumesAttached", () => listed() === 0, () => `${label} ${binary.kind}: ${listed()}/${volumes.length} still in volumesAttached`);
     const detachedAt = Math.max(...volumes.map((volume) => log.leftAt.get(volume.key) ?? d0));
     const vaNames = volumes.map((volume) => volume.vaName);
     // The next run starts with no VA left, or it would find them attached.
-    await ctx.waitFor(`${label}: VAs gone`, () => ctx.watch.countGone(vaNames) === vaNames.length, () => `${label} ${binary.kind}: VAs gone ${ctx.watch.countGone(vaNames)}/${vaNames.length}`, 120_000, attacher);
+    await ctx.waitFor(`${label}: VAs gone`, () => ctx.watch.countGone(vaNames) === vaNames.length, () => `${label} ${binary.kind}: VAs gone ${ctx.watch.countGone(vaNames)}/${vaNames.length}`, 120_000, [attacher.process]);
     const cpu = attacher.cpuSeconds() - cpuStart;
     return {
       kind: binary.kind,
@@ -153,27 +164,5 @@ export async function runPods(ctx: BenchContext, binary: AttacherBinary, round: 
     };
   } finally {
     await attacher.stop();
-  }
-}
-
-/** pollUntil reads the Nodes every 50 ms until `done`, failing after 5 minutes or if the attacher or the controller dies. */
-async function pollUntil(
-  ground: BenchGround,
-  log: NodeVolumesLog,
-  done: () => boolean,
-  status: () => string,
-  attacher: RunningAttacher,
-  controllerManager: KubeControllerManager,
-): Promise<void> {
-  const deadline = performance.now() + 300_000;
-  for (;;) {
-    await log.poll(ground.admin);
-    if (done()) return;
-    for (const process of [attacher.process, controllerManager.process]) {
-      if (!process.running) throw new Error(`${process.name} ${process.exitDescription ?? "exited"} during ${status()}:\n${process.stderrTail()}`);
-    }
-    if (performance.now() > deadline) throw new Error(`timed out after 300 s: ${status()}`);
-    progress(status());
-    await Bun.sleep(50);
   }
 }

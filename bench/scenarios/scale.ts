@@ -82,7 +82,7 @@ export async function runScale(ctx: BenchContext, objects: ScaleObjects, binary:
   try {
     const readyMs = await attacher.waitReady(600_000);
     const status = () => `${label} ${binary.kind}: attached ${ctx.watch.countAttached(names)}/${n}`;
-    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === n, status, 120_000 + n * 50, attacher);
+    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === n, status, 120_000 + n * 50, [attacher.process]);
     const attachCpuS = attacher.cpuSeconds();
     const allAttachedMs = Math.max(...names.map((name) => ctx.watch.attachedAt.get(name) ?? 0)) - attacher.execAt;
     const hwmAttachMiB = mib(attacher.hwmBytes());
@@ -159,7 +159,7 @@ async function measurePass(ctx: BenchContext, objects: ScaleObjects, attacher: R
 async function probeAttach(ctx: BenchContext, objects: ScaleObjects, attacher: RunningAttacher, name: string, pvIndex: number): Promise<number> {
   const created = performance.now();
   await ctx.ground.admin.create(paths.volumeAttachments, objects.volumeAttachment(pvIndex, name));
-  await ctx.waitFor(`${name} attached`, () => ctx.watch.attachedAt.has(name), () => `${name}: waiting for attach`, 300_000, attacher);
+  await ctx.waitFor(`${name} attached`, () => ctx.watch.attachedAt.has(name), () => `${name}: waiting for attach`, 300_000, [attacher.process]);
   return (ctx.watch.attachedAt.get(name) ?? Number.NaN) - created;
 }
 
@@ -185,7 +185,7 @@ async function measureRelist(ctx: BenchContext, objects: ScaleObjects, attacher:
   const up = performance.now();
   const name = `${scaleProbePrefix}relist-${kind}-${n}`;
   await ctx.ground.admin.create(paths.volumeAttachments, objects.volumeAttachment(n + 2, name));
-  await ctx.waitFor(`${name} attached`, () => ctx.watch.attachedAt.has(name), () => `${label} ${kind}: relisting`, 600_000, attacher);
+  await ctx.waitFor(`${name} attached`, () => ctx.watch.attachedAt.has(name), () => `${label} ${kind}: relisting`, 600_000, [attacher.process]);
   const backToWorkMs = (ctx.watch.attachedAt.get(name) ?? Number.NaN) - up;
   // Read every half second: at 100,000 VAs the log is tens of MB.
   let listedAt = relistDoneAt(await attacher.logSince(logFrom), kind, spawnedAt);

@@ -37,7 +37,7 @@ export async function runThroughput(ctx: BenchContext, binary: AttacherBinary, r
     const timeoutMs = 120_000 + (params.volumes * 4_000) / Math.min(params.qps, 50);
     const names = await createVas(ctx.ground.admin, `${label}-${binary.kind}`, params.volumes);
     const status = () => `${label} ${binary.kind}: attached ${ctx.watch.countAttached(names)}/${names.length}`;
-    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === names.length, status, timeoutMs, attacher);
+    await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === names.length, status, timeoutMs, [attacher.process]);
     const attachedAt = Math.max(...names.map((n) => ctx.watch.attachedAt.get(n) ?? t0));
     const detachMs = await ctx.cleanUp(names, attacher, `${label} ${binary.kind}`, timeoutMs);
     const cpu = attacher.cpuSeconds() - cpuStart;

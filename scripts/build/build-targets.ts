@@ -35,6 +35,16 @@ export function hostTarget(nodeArch: string = process.arch): BuildTarget | undef
 }
 
 /**
+ * crossTargets are the targets of the CPUs other than this one (`nodeArch`):
+ * their binaries are cross-compiled here and run only under QEMU. Every
+ * target, where Bun has none for this CPU.
+ */
+export function crossTargets(nodeArch: string = process.arch): BuildTarget[] {
+  const host = hostTarget(nodeArch);
+  return buildTargets.filter((target) => target !== host);
+}
+
+/**
  * defaultOutfile is where a build goes: dist/csi-attacher without a
  * `--target` (the host's binary, which the tests run), and
  * dist/csi-attacher-<arch> with one, so a cross build never replaces the

@@ -12,13 +12,13 @@
  */
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import type { BuildTarget } from "./build-targets";
+import { cacheRoot } from "./cache-root";
 import { BuildError } from "./errors";
 
-/** Unpacked runtimes, kept across builds, one directory per package and version (an empty XDG_CACHE_HOME counts as unset, as the XDG spec says). */
-export const runtimeCache = join(process.env["XDG_CACHE_HOME"] || join(homedir(), ".cache"), "bun-csi-attacher", "bun-runtimes");
+/** Unpacked runtimes, kept across builds, one directory per package and version. */
+export const runtimeCache = join(cacheRoot(), "bun-runtimes");
 
 /** LockedPackage is what package-lock.json pins of one package. */
 export interface LockedPackage {

@@ -50,8 +50,8 @@ export interface BaseDebs {
   readonly caCertificates: string;
 }
 
-/** extractDeb unpacks a .deb's files (not its scripts) into a new directory under `scratch`. */
-function extractDeb(deb: string, scratch: string): string {
+/** extractDeb unpacks a .deb's files (not its scripts) into a new directory under `scratch` and returns it. */
+export function extractDeb(deb: string, scratch: string): string {
   const dir = mkdtempSync(join(scratch, "deb-"));
   runTool(["dpkg-deb", "--extract", deb, dir]);
   return dir;

@@ -18,15 +18,15 @@
  *   `docker load --platform` picks one (moby's tarexport), and the last
  *   loaded holds the tag.
  */
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ImageBuildError } from "./errors";
-import { blobPath, indexSchema, manifestSchema, readJson } from "./oci-blobs";
+import { readLayoutIndex, refNameAnnotation, taggedEntry, writeLayoutIndex } from "./layout-index";
+import { blobPath, manifestSchema, readJson } from "./oci-blobs";
 import { platformManifests } from "./platform-index";
 import { writeReproducibleTar } from "./reproducible-tar";
 
-/** The annotations that name an image in an OCI layout's index. */
-const refNameAnnotation = "org.opencontainers.image.ref.name";
+/** The annotation containerd's importer names an image by (beside ref.name, which layout-index.ts defines). */
 const containerdNameAnnotation = "io.containerd.image.name";
 
 /** DockerManifestEntry is one image of Docker's manifest.json. */
@@ -41,13 +41,10 @@ export interface DockerManifestEntry {
  * (the one entry: the platform index) and returns that entry's digest.
  */
 export function nameImage(layout: string, tag: string, refName: string, containerdName: string): string {
-  const path = join(layout, "index.json");
-  const raw: unknown = JSON.parse(readFileSync(path, "utf8"));
-  const index = readJson(indexSchema, path);
-  const entry = index.manifests.find((descriptor) => descriptor.annotations?.[refNameAnnotation] === tag);
-  if (entry === undefined || index.manifests.length !== 1) throw new ImageBuildError(`${path} should hold exactly the one manifest tagged ${tag}`);
-  const named = { ...entry, annotations: { ...entry.annotations, [containerdNameAnnotation]: containerdName, [refNameAnnotation]: refName } };
-  writeFileSync(path, JSON.stringify({ ...(raw as object), manifests: [named] }));
+  const index = readLayoutIndex(layout);
+  const entry = taggedEntry(index, tag);
+  if (entry === undefined || index.manifests.length !== 1) throw new ImageBuildError(`${index.path} should hold exactly the one manifest tagged ${tag}`);
+  writeLayoutIndex(layout, { ...entry, annotations: { ...entry.annotations, [containerdNameAnnotation]: containerdName, [refNameAnnotation]: refName } });
   return entry.digest;
 }
 

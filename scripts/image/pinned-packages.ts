@@ -7,14 +7,14 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
+import { cacheRoot } from "../build/cache-root";
 import { PinError, ToolError } from "./errors";
 import { runTool } from "./run-tool";
 
 /** Downloaded .deb files, kept across builds and checked against their pins on every use. */
-export const debCache = join(process.env["XDG_CACHE_HOME"] || join(homedir(), ".cache"), "bun-csi-attacher", "debs");
+export const debCache = join(cacheRoot(), "debs");
 
 /** Where the lock file lives, from the repository root. */
 export const packageLockPath = "deploy/image/base-packages.lock.json";

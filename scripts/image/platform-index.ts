@@ -14,33 +14,30 @@
  * write a multi-platform image, so containerd's importer stores one image
  * (the index) under the name.
  */
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ImageBuildError } from "./errors";
+import { readLayoutIndex, refNameAnnotation, taggedEntry, writeLayoutIndex } from "./layout-index";
 import { blobPath, configSchema, indexSchema, manifestSchema, mediaTypes, readJson, writeJsonBlob, type Descriptor } from "./oci-blobs";
-
-const refNameAnnotation = "org.opencontainers.image.ref.name";
 
 /**
  * writePlatformIndex replaces the layout's per-platform tags `platformTags`
  * (in that order) by one index tagged `tag`, and returns its descriptor.
  */
 export function writePlatformIndex(layout: string, platformTags: readonly string[], tag: string): Descriptor {
-  const path = join(layout, "index.json");
-  const top = readJson(indexSchema, path);
+  const top = readLayoutIndex(layout);
   const manifests = platformTags.map((platformTag): Descriptor => {
-    const entry = top.manifests.find((descriptor) => descriptor.annotations?.[refNameAnnotation] === platformTag);
-    if (entry === undefined || entry.mediaType !== mediaTypes.manifest) throw new ImageBuildError(`${path} has no image manifest tagged ${platformTag}`);
+    const entry = taggedEntry(top, platformTag);
+    if (entry === undefined || entry.mediaType !== mediaTypes.manifest) throw new ImageBuildError(`${top.path} has no image manifest tagged ${platformTag}`);
     const manifest = readJson(manifestSchema, join(layout, blobPath(entry.digest)));
     const config = readJson(configSchema, join(layout, blobPath(manifest.config.digest)));
     return { mediaType: entry.mediaType, digest: entry.digest, size: entry.size, platform: { architecture: config.architecture, os: config.os } };
   });
-  if (top.manifests.length !== platformTags.length) throw new ImageBuildError(`${path} holds ${top.manifests.length} images, expected the ${platformTags.length} tagged ${platformTags.join(", ")}`);
+  if (top.manifests.length !== platformTags.length) throw new ImageBuildError(`${top.path} holds ${top.manifests.length} images, expected the ${platformTags.length} tagged ${platformTags.join(", ")}`);
   const platforms = manifests.map((descriptor) => `${descriptor.platform?.os}/${descriptor.platform?.architecture}`);
   if (new Set(platforms).size !== platforms.length) throw new ImageBuildError(`two images of the index have the same platform: ${platforms.join(", ")}`);
   const index = writeJsonBlob(layout, mediaTypes.index, { schemaVersion: 2, mediaType: mediaTypes.index, manifests });
   const named = { ...index, annotations: { [refNameAnnotation]: tag } };
-  writeFileSync(path, JSON.stringify({ schemaVersion: 2, mediaType: mediaTypes.index, manifests: [named] }));
+  writeLayoutIndex(layout, named);
   return named;
 }
 

@@ -29,6 +29,14 @@ export interface SpawnManagedOptions {
   readonly cwd?: string;
 }
 
+/**
+ * CommandWrapper is a command line put before a program's own, which then
+ * runs that program: a shell that joins a memory cgroup and execs it (the pid
+ * stays the program's), or QEMU's user-mode emulator for another CPU's
+ * binary. An empty one runs the program as it is.
+ */
+export type CommandWrapper = readonly string[];
+
 /** Default time between SIGTERM and SIGKILL in {@link ManagedProcess.stop}. */
 export const DEFAULT_GRACE_MS = 5_000;
 
@@ -163,6 +171,8 @@ export interface WaitOptions {
   readonly timeoutMs: number;
   /** Time between checks in ms; default 50. */
   readonly intervalMs?: number;
+  /** How far the wait has got, e.g. "40/100 attached", for the timeout message. Default: nothing. */
+  readonly status?: () => string;
   /**
    * Processes the condition depends on: if one exits, waiting stops at once
    * with its stderr tail instead of running into the deadline.
@@ -195,9 +205,10 @@ export async function waitForCondition(check: () => boolean | Promise<boolean>, 
       lastError = e;
     }
     if (performance.now() >= deadline) {
+      const status = options.status === undefined ? "" : ` (${options.status()})`;
       const reason = lastError === undefined ? "" : ` (last error: ${errorMessage(lastError)})`;
       const logs = (options.watch ?? []).map((child) => `\nlast lines of ${child.stderrPath}:\n${child.stderrTail()}`);
-      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.description}${reason}${logs.join("")}`);
+      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.description}${status}${reason}${logs.join("")}`);
     }
     await Bun.sleep(intervalMs);
   }

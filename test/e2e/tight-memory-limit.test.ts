@@ -66,7 +66,7 @@ describe(`the compiled attacher in a ${limitBytes / MiB} MiB memory cgroup`, () 
     // As in a fresh container: the binary's pages are read again and charged to the group.
     dropPageCache();
     const memoryGroup = group;
-    attacher = await startAttacher({ kubeconfig: cluster?.kubeconfigPath ?? "", csiAddress: driver?.csiSocket ?? "", logDir: driver?.directory ?? "/tmp", name: "tight-memory", wrapper: memoryGroup.command([]) });
+    attacher = await startAttacher({ kubeconfig: cluster?.kubeconfigPath ?? "", csiAddress: driver?.csiSocket ?? "", logDir: driver?.directory ?? "/tmp", name: "tight-memory", wrapper: memoryGroup.wrapper() });
     // The attacher found the limit of the group it runs in.
     expect(attacher.log()).toContain(`"Memory limit" limit=${limitBytes} cgroup="${memoryGroup.dir}"`);
 

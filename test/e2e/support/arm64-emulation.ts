@@ -4,12 +4,13 @@
  * qemu-user-static) with arm64 glibc from the pinned `libc6:arm64` of the
  * image's lock file as its root for the loader and libraries (`-L`).
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultOutfile, hostTarget, targetFor } from "../../../scripts/build/build-targets";
+import { extractDeb } from "../../../scripts/image/base-rootfs";
+import type { CommandWrapper } from "../../cluster/managed-process";
 import { debCache, ensureDpkgArchitecture, fetchPinnedPackage, packageLockPath, parsePackageLock, pinFor } from "../../../scripts/image/pinned-packages";
-import { run } from "./sidecar-image";
 
 const repositoryRoot = join(import.meta.dir, "../../..");
 export const arm64 = targetFor("linux/arm64");
@@ -40,13 +41,10 @@ export function arm64EmulationProblem(): string | undefined {
 export function arm64Sysroot(): string {
   const lock = parsePackageLock(readFileSync(join(repositoryRoot, packageLockPath), "utf8"));
   ensureDpkgArchitecture("arm64");
-  const deb = fetchPinnedPackage(pinFor(lock, "libc6", "arm64"), debCache);
-  const root = mkdtempSync(join(tmpdir(), "arm64-sysroot-"));
-  run(["dpkg-deb", "--extract", deb, root]);
-  return root;
+  return extractDeb(fetchPinnedPackage(pinFor(lock, "libc6", "arm64"), debCache), tmpdir());
 }
 
-/** arm64Wrapper is what runs before the arm64 binary on the command line: nothing natively, QEMU elsewhere. */
-export function arm64Wrapper(sysroot: string): string[] {
+/** arm64Wrapper is what the arm64 binary runs under: nothing natively, QEMU elsewhere. */
+export function arm64Wrapper(sysroot: string): CommandWrapper {
   return nativeArm64 ? [] : [arm64.qemuUserStatic, "-L", sysroot];
 }

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnManaged, waitForCondition, type ManagedProcess } from "../../cluster/managed-process";
+import { spawnManaged, waitForCondition, type CommandWrapper, type ManagedProcess } from "../../cluster/managed-process";
 
 /** The compiled binary the end-to-end tests run: `bun run build` writes it. */
 export const attacherBinary = join(import.meta.dir, "../../../dist/csi-attacher");
@@ -24,8 +24,8 @@ export interface AttacherOptions {
   readonly env?: Record<string, string>;
   /** The program to run instead of dist/csi-attacher (the soak's heap-probed run from source). */
   readonly binary?: string;
-  /** A command the binary runs under, before it on the command line, which must exec it (QEMU for another CPU's binary, a shell joining a memory cgroup). Default: none. */
-  readonly wrapper?: readonly string[];
+  /** What the binary runs under (QEMU for another CPU's binary, a shell joining a memory cgroup). Default: none. */
+  readonly wrapper?: CommandWrapper;
   /** How long to wait for the caches to sync. Default 30 s. */
   readonly syncTimeoutMs?: number;
 }

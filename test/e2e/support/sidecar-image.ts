@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildTargets, defaultOutfile, hostTarget } from "../../../scripts/build/build-targets";
+import { crossTargets, defaultOutfile } from "../../../scripts/build/build-targets";
 import { attacherBinary } from "./attacher-process";
 import type { ImageConfig } from "./container-run-spec";
 import { parseRuntimeConfig, type RuntimeConfig } from "./runc-bundle";
@@ -21,7 +21,7 @@ export function run(command: readonly string[], cwd: string = repositoryRoot): s
 
 /** crossBinaries are the binaries `bun run build -- --target=...` wrote for the CPUs other than this one, by OCI architecture. */
 export const crossBinaries: Readonly<Record<string, string>> = Object.fromEntries(
-  buildTargets.filter((target) => target !== hostTarget()).map((target) => [target.architecture, join(repositoryRoot, defaultOutfile(target))]),
+  crossTargets().map((target) => [target.architecture, join(repositoryRoot, defaultOutfile(target))]),
 );
 
 /**
@@ -84,7 +84,7 @@ export function imageGroundProblem(): string | undefined {
   if (process.getuid?.() !== 0) return "the image tests unpack the image with its owners (umoci unpack) and need root (CI runs as root)";
   const missing = ["umoci", "skopeo"].filter((tool) => Bun.which(tool) === null);
   if (missing.length > 0) return `the image tests need ${missing.join(", ")}: apt-get install -y --no-install-recommends ${missing.join(" ")} (.ci/run does)`;
-  const emulators = buildTargets.filter((target) => target !== hostTarget() && Bun.which(target.qemuUserStatic) === null).map((target) => target.qemuUserStatic);
+  const emulators = crossTargets().filter((target) => Bun.which(target.qemuUserStatic) === null).map((target) => target.qemuUserStatic);
   if (emulators.length > 0) return `the image build runs each other CPU's binary under ${emulators.join(", ")}: apt-get install -y --no-install-recommends qemu-user-static (.ci/run does)`;
   return undefined;
 }

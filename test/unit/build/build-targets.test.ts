@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
 import { createHash } from "node:crypto";
-import { buildTargets, defaultOutfile, hostTarget, targetFor } from "../../../scripts/build/build-targets";
+import { buildTargets, crossTargets, defaultOutfile, hostTarget, targetFor } from "../../../scripts/build/build-targets";
 import { BuildError } from "../../../scripts/build/errors";
 import { lockedPackage, tarballUrl, verifyIntegrity } from "../../../scripts/build/target-runtime";
 import packageLock from "../../../package-lock.json" with { type: "json" };
@@ -18,6 +18,11 @@ describe("build targets", () => {
 
   it("knows the host's CPU by Node's name", () => {
     expect([hostTarget("x64")?.platform, hostTarget("arm64")?.platform, hostTarget("ia32")]).toEqual(["linux/amd64", "linux/arm64", undefined]);
+  });
+
+  it("cross-compiles for every CPU but the host's, and for all where Bun has no target for the host", () => {
+    const platforms = (nodeArch: string) => crossTargets(nodeArch).map((target) => target.platform);
+    expect([platforms("x64"), platforms("arm64"), platforms("ia32")]).toEqual([["linux/arm64"], ["linux/amd64"], ["linux/amd64", "linux/arm64"]]);
   });
 
   it("takes every target's runtime at the Bun version package.json pins, with the lock file's sha512", () => {
