@@ -22,14 +22,14 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ensureComponents } from "../test/cluster/components.ts";
-import type { AttacherBinary, RunningAttacher } from "./lib/attacher-under-test.ts";
-import { BenchContext, round3, settleRss } from "./lib/bench-context.ts";
-import { createForeignPvs, createVas, prepareOwnPvs, startBenchGround } from "./lib/bench-ground.ts";
-import { buildGoAttacher } from "./lib/go-attacher-build.ts";
-import { writeHeapProbeLauncher } from "./lib/heap-probe-launcher.ts";
-import { median } from "./lib/stats.ts";
-import { VaWatch } from "./lib/va-watch.ts";
+import { ensureComponents } from "../test/cluster/components";
+import type { AttacherBinary, RunningAttacher } from "./lib/attacher-under-test";
+import { BenchContext, round3, settleRss } from "./lib/bench-context";
+import { createForeignPvs, createVas, prepareOwnPvs, startBenchGround } from "./lib/bench-ground";
+import { buildGoAttacher } from "./lib/go-attacher-build";
+import { writeHeapProbeLauncher } from "./lib/heap-probe-launcher";
+import { median } from "./lib/stats";
+import { VaWatch } from "./lib/va-watch";
 
 const { values: opts } = parseArgs({
   options: {

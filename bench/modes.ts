@@ -4,15 +4,15 @@
  * harness works end to end for both attachers (CI), and its numbers mean
  * nothing.
  */
-import type { AttacherLimits } from "./lib/bench-context.ts";
-import type { ColdStartParams } from "./scenarios/cold-start.ts";
-import type { ContainerLimitParams } from "./scenarios/container-limit.ts";
-import type { FairnessParams } from "./scenarios/fairness.ts";
-import type { LatencyParams } from "./scenarios/latency.ts";
-import type { MemoryParams } from "./scenarios/memory.ts";
-import type { PodsParams } from "./scenarios/pods.ts";
-import type { ScaleParams } from "./scenarios/scale.ts";
-import type { ThroughputParams } from "./scenarios/throughput.ts";
+import type { AttacherLimits } from "./lib/bench-context";
+import type { ColdStartParams } from "./scenarios/cold-start";
+import type { ContainerLimitParams } from "./scenarios/container-limit";
+import type { FairnessParams } from "./scenarios/fairness";
+import type { LatencyParams } from "./scenarios/latency";
+import type { MemoryParams } from "./scenarios/memory";
+import type { PodsParams } from "./scenarios/pods";
+import type { ScaleParams } from "./scenarios/scale";
+import type { ThroughputParams } from "./scenarios/throughput";
 
 export type ModeName = "full" | "quick" | "smoke";
 

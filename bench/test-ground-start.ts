@@ -8,8 +8,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureComponents } from "../test/cluster/components.ts";
-import { startTestCluster } from "../test/cluster/test-cluster.ts";
+import { ensureComponents } from "../test/cluster/components";
+import { startTestCluster } from "../test/cluster/test-cluster";
 
 const runs = Number(process.argv[2] ?? 3);
 

@@ -26,9 +26,9 @@
 import { copyFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createVas, deleteVas, prepareOwnPvs, startBenchGround } from "../bench/lib/bench-ground.ts";
-import { waitForCondition } from "../test/cluster/managed-process.ts";
-import { paths } from "../test/e2e/support/objects.ts";
+import { createVas, deleteVas, prepareOwnPvs, startBenchGround } from "../bench/lib/bench-ground";
+import { waitForCondition } from "../test/cluster/managed-process";
+import { paths } from "../test/e2e/support/objects";
 
 const binary = process.env["ATTACHER_OUTFILE"] ?? "dist/csi-attacher";
 const orderFile = "scripts/bytecode-order.txt";

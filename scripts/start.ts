@@ -17,11 +17,11 @@
 import { $ } from "bun";
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createIfAbsent } from "../test/cluster/admin-client.ts";
-import { localDriverName, localNodeName, startLocalGround, type LocalGround } from "../test/cluster/local-ground.ts";
-import { spawnManaged, stopAllManaged } from "../test/cluster/managed-process.ts";
-import { paths, persistentVolume, volumeAttachment } from "../test/e2e/support/objects.ts";
-import { attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../test/e2e/support/pod-objects.ts";
+import { createIfAbsent } from "../test/cluster/admin-client";
+import { localDriverName, localNodeName, startLocalGround, type LocalGround } from "../test/cluster/local-ground";
+import { spawnManaged, stopAllManaged } from "../test/cluster/managed-process";
+import { paths, persistentVolume, volumeAttachment } from "../test/e2e/support/objects";
+import { attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../test/e2e/support/pod-objects";
 
 const root = resolve(import.meta.dir, "..");
 const binary = join(root, "dist/csi-attacher");

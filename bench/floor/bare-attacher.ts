@@ -20,11 +20,11 @@ import {
   ControllerUnpublishVolumeRequestSchema,
   GetPluginInfoRequestSchema,
   GetPluginInfoResponseSchema,
-} from "../../gen/csi/v1/csi_pb.ts";
-import { finalizerName } from "../../src/controller/driver-names.ts";
-import { attachWrites, detachWrites, nodeIdAnnotation, type BareWrite } from "../lib/bare-client-writes.ts";
+} from "../../gen/csi/v1/csi_pb";
+import { finalizerName } from "../../src/controller/driver-names";
+import { attachWrites, detachWrites, nodeIdAnnotation, type BareWrite } from "../lib/bare-client-writes";
 import type { ClientHttp2Session } from "node:http2";
-import { apiFetch, connectDriver, exitOnSignals, flagValue, grpcUnary, readApiTarget, type ApiTarget } from "./floor-connections.ts";
+import { apiFetch, connectDriver, exitOnSignals, flagValue, grpcUnary, readApiTarget, type ApiTarget } from "./floor-connections";
 
 interface Va {
   metadata: { name: string; deletionTimestamp?: string; finalizers?: string[]; annotations?: Record<string, string> };

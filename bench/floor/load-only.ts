@@ -6,7 +6,7 @@
  *
  *   load-only --kubeconfig=PATH --csi-address=SOCKET   (other flags ignored)
  */
-import { apiFetch, connectDriver, exitOnSignals, flagValue, readApiTarget } from "./floor-connections.ts";
+import { apiFetch, connectDriver, exitOnSignals, flagValue, readApiTarget } from "./floor-connections";
 
 async function main(): Promise<void> {
   exitOnSignals();

@@ -3,8 +3,8 @@
  * samples its memory from /proc while it runs, and tells when it is ready.
  */
 import { readFileSync, statSync } from "node:fs";
-import { spawnManaged, waitForCondition, type CommandWrapper, type ManagedProcess } from "../../test/cluster/managed-process.ts";
-import { readCpuSeconds, readMemory } from "./proc-stats.ts";
+import { spawnManaged, waitForCondition, type CommandWrapper, type ManagedProcess } from "../../test/cluster/managed-process";
+import { readCpuSeconds, readMemory } from "./proc-stats";
 
 /** AttacherKind names the implementations compared: ours, upstream's, and the bare floor client (bench/floor/bare-attacher.ts). */
 export type AttacherKind = "ours" | "go" | "floor";

@@ -2,13 +2,13 @@
  * What every scenario needs: the ground, the VA watch, how to start an
  * attacher with the shared flags, and waits that show progress.
  */
-import { waitForCondition, type ManagedProcess } from "../../test/cluster/managed-process.ts";
-import type { AttacherBinary, RunningAttacher, StartOptions } from "./attacher-under-test.ts";
-import { startAttacher } from "./attacher-under-test.ts";
-import { deleteVas, type BenchGround } from "./bench-ground.ts";
-import { progress } from "./progress.ts";
-import type { Series } from "./results.ts";
-import type { VaWatch } from "./va-watch.ts";
+import { waitForCondition, type ManagedProcess } from "../../test/cluster/managed-process";
+import type { AttacherBinary, RunningAttacher, StartOptions } from "./attacher-under-test";
+import { startAttacher } from "./attacher-under-test";
+import { deleteVas, type BenchGround } from "./bench-ground";
+import { progress } from "./progress";
+import type { Series } from "./results";
+import type { VaWatch } from "./va-watch";
 
 /** AttacherLimits are the flags a scenario varies. */
 export interface AttacherLimits {

@@ -7,12 +7,12 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient, createIfAbsent, isNotFound, type KubeObject } from "../../test/cluster/admin-client.ts";
-import { startMockCsiDriver } from "../../test/cluster/mock-csi-driver.ts";
-import { startTestCluster, type TestCluster } from "../../test/cluster/test-cluster.ts";
-import { launchFakeCsiDriver, type FakeCsiDriver } from "../../test/drivers/fake-csi-driver/launch.ts";
-import { csiTestClient } from "../../test/e2e/support/csi-test-client.ts";
-import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/e2e/support/objects.ts";
+import { AdminClient, createIfAbsent, isNotFound, type KubeObject } from "../../test/cluster/admin-client";
+import { startMockCsiDriver } from "../../test/cluster/mock-csi-driver";
+import { startTestCluster, type TestCluster } from "../../test/cluster/test-cluster";
+import { launchFakeCsiDriver, type FakeCsiDriver } from "../../test/drivers/fake-csi-driver/launch";
+import { csiTestClient } from "../../test/e2e/support/csi-test-client";
+import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/e2e/support/objects";
 
 /** The driver both attachers serve. */
 export const benchDriverName = "bench.csi.test";

@@ -3,9 +3,9 @@
  * of ours over round r of the floor, which ran in the same round, then the
  * median of those pair ratios, paired as ratios.ts pairs ours with Go.
  */
-import { finiteValues, pairRatios, summarize, type MetricSummary } from "./ratios.ts";
-import type { ScenarioResult } from "./results.ts";
-import { median } from "./stats.ts";
+import { finiteValues, pairRatios, summarize, type MetricSummary } from "./ratios";
+import type { ScenarioResult } from "./results";
+import { median } from "./stats";
 
 /** FloorSummary is one metric's floor median and ours/floor. */
 export interface FloorSummary {

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { note } from "./progress.ts";
+import { note } from "./progress";
 
 /**
  * buildGoAttacher returns the path of upstream's csi-attacher, built once by

@@ -4,9 +4,9 @@
  * after it, then the median of those pair ratios (paired as ratios.ts
  * pairs ours with Go).
  */
-import { finiteValues, pairRatios } from "./ratios.ts";
-import type { ScenarioResult } from "./results.ts";
-import { median } from "./stats.ts";
+import { finiteValues, pairRatios } from "./ratios";
+import type { ScenarioResult } from "./results";
+import { median } from "./stats";
 
 /** LimitSummary is the limit's median attach rate and each attacher's share of it. */
 export interface LimitSummary {

@@ -8,8 +8,8 @@
  * says what is missing otherwise.
  */
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
-import { locateMemoryCgroup, parseMountinfo, parseProcCgroup } from "../../src/util/cgroup-memory-limit.ts";
-import type { CommandWrapper } from "../../test/cluster/managed-process.ts";
+import { locateMemoryCgroup, parseMountinfo, parseProcCgroup } from "../../src/util/cgroup-memory-limit";
+import type { CommandWrapper } from "../../test/cluster/managed-process";
 
 /** Hierarchy is where new memory groups are made. */
 export interface Hierarchy {

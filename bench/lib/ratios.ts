@@ -4,8 +4,8 @@
  * the pair ratios. The floor (floor-ratios.ts) and the bare-client limit
  * (limit-ratios.ts) are paired with the same pairRatios.
  */
-import type { RunResult, ScenarioResult } from "./results.ts";
-import { median } from "./stats.ts";
+import type { RunResult, ScenarioResult } from "./results";
+import { median } from "./stats";
 
 /** MetricSummary is a metric's medians per implementation and the median pair ratio. */
 export interface MetricSummary {

@@ -1,6 +1,6 @@
 /** The shape of a benchmark's results, as written to bench/results/<date>.json. */
-import type { AttacherKind } from "./attacher-under-test.ts";
-import type { LimitTrial } from "./limit-walk.ts";
+import type { AttacherKind } from "./attacher-under-test";
+import type { LimitTrial } from "./limit-walk";
 
 /** MetricSpec describes one number a scenario reports. */
 export interface MetricSpec {

@@ -4,9 +4,9 @@
  * between attachers (finalizers and status off, the driver's publications
  * forgotten), so ours and Go each start from the same unattached cluster.
  */
-import { createIfAbsent, isNotFound, type KubeObject } from "../../test/cluster/admin-client.ts";
-import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/e2e/support/objects.ts";
-import { benchDriverName, createForeignPvs, forEachLimited, listAll, releasePvFinalizers, type BenchGround } from "./bench-ground.ts";
+import { createIfAbsent, isNotFound, type KubeObject } from "../../test/cluster/admin-client";
+import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/e2e/support/objects";
+import { benchDriverName, createForeignPvs, forEachLimited, listAll, releasePvFinalizers, type BenchGround } from "./bench-ground";
 
 /** Requests in flight while creating or resetting in bulk: the apiserver is local, the bench process is the limit. */
 const scaleConcurrency = 64;

@@ -3,11 +3,11 @@
  * scenario inline-SVG curves (VAs attached over time, RSS over time, latency
  * CDF). No script, no external file: it can be mailed or committed as is.
  */
-import { summarize } from "../lib/ratios.ts";
-import type { BenchResults, RunResult, ScenarioResult } from "../lib/results.ts";
-import { floorRows, formatNumber, limitRows, machineLines, verdict } from "./render-markdown.ts";
-import { scaleChartsHtml } from "./scale-charts.ts";
-import { escapeXml, lineChart, type ChartLine } from "./svg-line-chart.ts";
+import { summarize } from "../lib/ratios";
+import type { BenchResults, RunResult, ScenarioResult } from "../lib/results";
+import { floorRows, formatNumber, limitRows, machineLines, verdict } from "./render-markdown";
+import { scaleChartsHtml } from "./scale-charts";
+import { escapeXml, lineChart, type ChartLine } from "./svg-line-chart";
 
 const colors = { ours: "#1f6fd1", go: "#e07b00", floor: "#2a9d4a" } as const;
 const kindLabels = { ours: "ours", go: "Go", floor: "floor" } as const;

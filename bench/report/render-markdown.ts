@@ -1,9 +1,9 @@
 /** The markdown summary: machine facts and the ratio table, linking the HTML report. */
-import { summarizeLimit } from "../lib/limit-ratios.ts";
-import { summarizeWithFloor } from "../lib/floor-ratios.ts";
-import { summarize } from "../lib/ratios.ts";
-import type { BenchResults } from "../lib/results.ts";
-import { memorySlope, scaleScenarios } from "./scale-charts.ts";
+import { summarizeLimit } from "../lib/limit-ratios";
+import { summarizeWithFloor } from "../lib/floor-ratios";
+import { summarize } from "../lib/ratios";
+import type { BenchResults } from "../lib/results";
+import { memorySlope, scaleScenarios } from "./scale-charts";
 
 /** formatNumber keeps 3 significant digits; NaN shows as a dash. */
 export function formatNumber(x: number): string {

@@ -3,10 +3,10 @@
  * for both attachers (one scenario per N, one round each), and the memory
  * slope per 1,000 own VAs between the smallest and the largest N.
  */
-import type { AttacherKind } from "../lib/attacher-under-test.ts";
-import type { BenchResults, ScenarioResult } from "../lib/results.ts";
-import { median } from "../lib/stats.ts";
-import { escapeXml, lineChart } from "./svg-line-chart.ts";
+import type { AttacherKind } from "../lib/attacher-under-test";
+import type { BenchResults, ScenarioResult } from "../lib/results";
+import { median } from "../lib/stats";
+import { escapeXml, lineChart } from "./svg-line-chart";
 
 const colors: Record<Exclude<AttacherKind, "floor">, string> = { ours: "#1f6fd1", go: "#e07b00" };
 

@@ -2,10 +2,10 @@
  * Scenario 3, cold start: with VAs already waiting, exec to ready and exec
  * to the first (and the last) VA attached.
  */
-import type { AttacherBinary } from "../lib/attacher-under-test.ts";
-import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVas, prepareOwnPvs } from "../lib/bench-ground.ts";
-import type { MetricSpec, RunResult } from "../lib/results.ts";
+import type { AttacherBinary } from "../lib/attacher-under-test";
+import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
+import { createVas, prepareOwnPvs } from "../lib/bench-ground";
+import type { MetricSpec, RunResult } from "../lib/results";
 
 export interface ColdStartParams extends AttacherLimits {
   readonly waiting: number;

@@ -13,12 +13,12 @@
  * Below the smallest limit that holds, the first failure says how an
  * attacher fails: killed, or crawling as the kernel evicts its code pages.
  */
-import type { AttacherBinary, RunningAttacher } from "../lib/attacher-under-test.ts";
-import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVas, deleteVas, prepareOwnPvs } from "../lib/bench-ground.ts";
-import { classifyFailure, deadlineMs, LimitWalk, type LimitTrial } from "../lib/limit-walk.ts";
-import { dropPageCache, MemoryGroup } from "../lib/memory-cgroup.ts";
-import type { LimitTrialRecord, MetricSpec, RunResult } from "../lib/results.ts";
+import type { AttacherBinary, RunningAttacher } from "../lib/attacher-under-test";
+import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
+import { createVas, deleteVas, prepareOwnPvs } from "../lib/bench-ground";
+import { classifyFailure, deadlineMs, LimitWalk, type LimitTrial } from "../lib/limit-walk";
+import { dropPageCache, MemoryGroup } from "../lib/memory-cgroup";
+import type { LimitTrialRecord, MetricSpec, RunResult } from "../lib/results";
 
 const MiB = 1024 * 1024;
 

@@ -6,10 +6,10 @@
  * not take, so the new attach should take one publish (issue 13's target:
  * at most 1.2 publishes), and the backlog drains one worker narrower.
  */
-import type { AttacherBinary } from "../lib/attacher-under-test.ts";
-import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVa, createVas, deleteVas, fakeDriverOf, prepareOwnPvs, setDriverLatency } from "../lib/bench-ground.ts";
-import type { MetricSpec, RunResult } from "../lib/results.ts";
+import type { AttacherBinary } from "../lib/attacher-under-test";
+import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
+import { createVa, createVas, deleteVas, fakeDriverOf, prepareOwnPvs, setDriverLatency } from "../lib/bench-ground";
+import type { MetricSpec, RunResult } from "../lib/results";
 
 export interface FairnessParams extends AttacherLimits {
   /** Detaches queued ahead of the new attach. */

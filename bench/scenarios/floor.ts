@@ -8,11 +8,11 @@
  * (bench/floor/load-only.ts: one fetch over TLS, one node:http2 session,
  * nothing else), the least a Bun attacher can weigh.
  */
-import type { AttacherBinary } from "../lib/attacher-under-test.ts";
-import type { BenchContext } from "../lib/bench-context.ts";
-import type { MetricSpec, RunResult } from "../lib/results.ts";
-import { idleMetrics, runIdle } from "./memory.ts";
-import { runThroughput, throughputMetrics, type ThroughputParams } from "./throughput.ts";
+import type { AttacherBinary } from "../lib/attacher-under-test";
+import type { BenchContext } from "../lib/bench-context";
+import type { MetricSpec, RunResult } from "../lib/results";
+import { idleMetrics, runIdle } from "./memory";
+import { runThroughput, throughputMetrics, type ThroughputParams } from "./throughput";
 
 export const floorMetrics: readonly MetricSpec[] = [
   ...idleMetrics.filter((m) => m.name !== "hwmMiB"),

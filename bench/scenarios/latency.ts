@@ -2,12 +2,12 @@
  * Scenario 2, latency: VAs arrive at a steady rate; for each, the time from
  * its creation (the apiserver's answer) to the watch seeing it attached.
  */
-import type { AttacherBinary } from "../lib/attacher-under-test.ts";
-import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVa, prepareOwnPvs, vaName } from "../lib/bench-ground.ts";
-import type { MetricSpec, RunResult } from "../lib/results.ts";
-import { percentile } from "../lib/stats.ts";
-import { progress } from "../lib/progress.ts";
+import type { AttacherBinary } from "../lib/attacher-under-test";
+import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
+import { createVa, prepareOwnPvs, vaName } from "../lib/bench-ground";
+import type { MetricSpec, RunResult } from "../lib/results";
+import { percentile } from "../lib/stats";
+import { progress } from "../lib/progress";
 
 export interface LatencyParams extends AttacherLimits {
   readonly perSecond: number;

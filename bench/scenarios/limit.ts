@@ -7,13 +7,13 @@
  * create to last attached as seen by the bench's watch, then first delete to
  * last VA gone. Its rate is the ceiling either attacher could reach here.
  */
-import type { AdminClient } from "../../test/cluster/admin-client.ts";
-import { attachWrites, detachWrites, type BareWrite } from "../lib/bare-client-writes.ts";
-import { round3, type BenchContext } from "../lib/bench-context.ts";
-import { createVas, deleteVas, ownPvName, prepareOwnPvs, pvFinalizer, vaNode } from "../lib/bench-ground.ts";
-import { createFedPool } from "../lib/fed-pool.ts";
-import type { LimitRun } from "../lib/results.ts";
-import type { ThroughputParams } from "./throughput.ts";
+import type { AdminClient } from "../../test/cluster/admin-client";
+import { attachWrites, detachWrites, type BareWrite } from "../lib/bare-client-writes";
+import { round3, type BenchContext } from "../lib/bench-context";
+import { createVas, deleteVas, ownPvName, prepareOwnPvs, pvFinalizer, vaNode } from "../lib/bench-ground";
+import { createFedPool } from "../lib/fed-pool";
+import type { LimitRun } from "../lib/results";
+import type { ThroughputParams } from "./throughput";
 
 /** runLimit runs the bare client through one create-all/delete-all cycle of a throughput cell. */
 export async function runLimit(ctx: BenchContext, round: number, params: ThroughputParams): Promise<LimitRun> {

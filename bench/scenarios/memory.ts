@@ -2,10 +2,10 @@
  * Scenario 4, memory: RSS when idle on an empty cluster, RSS with foreign
  * PVs (another driver's) present, and the growth per 1,000 own attached VAs.
  */
-import type { AttacherBinary } from "../lib/attacher-under-test.ts";
-import { rssCurve, round3, settleRss, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVas, prepareOwnPvs } from "../lib/bench-ground.ts";
-import type { MetricSpec, RunResult } from "../lib/results.ts";
+import type { AttacherBinary } from "../lib/attacher-under-test";
+import { rssCurve, round3, settleRss, type AttacherLimits, type BenchContext } from "../lib/bench-context";
+import { createVas, prepareOwnPvs } from "../lib/bench-ground";
+import type { MetricSpec, RunResult } from "../lib/results";
 
 /** How long RSS is left to settle (GC, lazy pages) before it is read. */
 const settleMs = 3_000;

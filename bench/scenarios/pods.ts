@@ -8,18 +8,18 @@
  * status from 0.5 s on (x1.05 a poll), so its own pace is part of both
  * numbers; the VA-attached time beside them is the attacher's part alone.
  */
-import type { AdminClient } from "../../test/cluster/admin-client.ts";
-import type { KubeControllerManager } from "../../test/cluster/kube-controller-manager.ts";
-import { waitForCondition } from "../../test/cluster/managed-process.ts";
-import { attachedVolumeName, attachmentName, attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../../test/e2e/support/pod-objects.ts";
-import { paths, persistentVolume } from "../../test/e2e/support/objects.ts";
-import type { AttacherBinary } from "../lib/attacher-under-test.ts";
-import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { benchDriverName, benchNodes, bulkConcurrency, forEachLimited, prepareOwnPvs, vaNode } from "../lib/bench-ground.ts";
-import { attachmentKey, NodeVolumesLog } from "../lib/node-volumes-log.ts";
-import { progress } from "../lib/progress.ts";
-import { percentile } from "../lib/stats.ts";
-import type { MetricSpec, RunResult } from "../lib/results.ts";
+import type { AdminClient } from "../../test/cluster/admin-client";
+import type { KubeControllerManager } from "../../test/cluster/kube-controller-manager";
+import { waitForCondition } from "../../test/cluster/managed-process";
+import { attachedVolumeName, attachmentName, attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../../test/e2e/support/pod-objects";
+import { paths, persistentVolume } from "../../test/e2e/support/objects";
+import type { AttacherBinary } from "../lib/attacher-under-test";
+import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
+import { benchDriverName, benchNodes, bulkConcurrency, forEachLimited, prepareOwnPvs, vaNode } from "../lib/bench-ground";
+import { attachmentKey, NodeVolumesLog } from "../lib/node-volumes-log";
+import { progress } from "../lib/progress";
+import { percentile } from "../lib/stats";
+import type { MetricSpec, RunResult } from "../lib/results";
 
 export interface PodsParams extends AttacherLimits {
   readonly pods: number;

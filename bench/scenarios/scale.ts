@@ -8,14 +8,14 @@
  * restarted over a compacted etcd). The objects are made once per N and
  * reset between attachers (ScaleObjects).
  */
-import type { AttacherBinary, AttacherKind, RunningAttacher } from "../lib/attacher-under-test.ts";
-import { round3, settleRss, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { fakeDriverOf, setDriverLatency } from "../lib/bench-ground.ts";
-import { progress } from "../lib/progress.ts";
-import type { MetricSpec, RunResult } from "../lib/results.ts";
-import { scaleProbePrefix, scaleVaName, type ScaleObjects } from "../lib/scale-objects.ts";
-import { paths } from "../../test/e2e/support/objects.ts";
-import type { FakeCsiDriver } from "../../test/drivers/fake-csi-driver/launch.ts";
+import type { AttacherBinary, AttacherKind, RunningAttacher } from "../lib/attacher-under-test";
+import { round3, settleRss, type AttacherLimits, type BenchContext } from "../lib/bench-context";
+import { fakeDriverOf, setDriverLatency } from "../lib/bench-ground";
+import { progress } from "../lib/progress";
+import type { MetricSpec, RunResult } from "../lib/results";
+import { scaleProbePrefix, scaleVaName, type ScaleObjects } from "../lib/scale-objects";
+import { paths } from "../../test/e2e/support/objects";
+import type { FakeCsiDriver } from "../../test/drivers/fake-csi-driver/launch";
 
 export interface ScaleParams extends AttacherLimits {
   /** The N of each step, smallest first; the run stops at the first N that fails. */

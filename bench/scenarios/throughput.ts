@@ -3,10 +3,10 @@
  * are attached; then all deleted; time until all are gone. CPU is the
  * attacher's user+sys over the whole cycle, per 1,000 attach+detach cycles.
  */
-import type { AttacherBinary } from "../lib/attacher-under-test.ts";
-import { rssCurve, round3, type AttacherLimits, type BenchContext } from "../lib/bench-context.ts";
-import { createVas, prepareOwnPvs } from "../lib/bench-ground.ts";
-import type { MetricSpec, RunResult } from "../lib/results.ts";
+import type { AttacherBinary } from "../lib/attacher-under-test";
+import { rssCurve, round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
+import { createVas, prepareOwnPvs } from "../lib/bench-ground";
+import type { MetricSpec, RunResult } from "../lib/results";
 
 /** ThroughputParams is one cell of the throughput matrix. */
 export interface ThroughputParams extends AttacherLimits {

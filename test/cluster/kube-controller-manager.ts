@@ -9,7 +9,7 @@
  * the annotation that hands their volumes to the controller.
  */
 import { readFileSync } from "node:fs";
-import { spawnManaged, waitForCondition, type ManagedProcess } from "./managed-process.ts";
+import { spawnManaged, waitForCondition, type ManagedProcess } from "./managed-process";
 
 /** The controllers the ground runs, by their v1.36 names. */
 export const groundControllers = ["persistentvolume-attach-detach-controller", "persistentvolume-binder-controller"] as const;

@@ -1,7 +1,7 @@
-import { AdminClient, createIfAbsent } from "./admin-client.ts";
-import { ensureComponents } from "./components.ts";
-import { startMockCsiDriver, type MockCsiDriver } from "./mock-csi-driver.ts";
-import { startTestCluster, type TestCluster } from "./test-cluster.ts";
+import { AdminClient, createIfAbsent } from "./admin-client";
+import { ensureComponents } from "./components";
+import { startMockCsiDriver, type MockCsiDriver } from "./mock-csi-driver";
+import { startTestCluster, type TestCluster } from "./test-cluster";
 
 /** The driver name and node the local ground registers. */
 export const localDriverName = "mock.csi.test";

@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { connect } from "node:net";
 import { join, resolve } from "node:path";
-import { spawnManaged, waitForCondition, type ManagedProcess } from "./managed-process.ts";
+import { spawnManaged, waitForCondition, type ManagedProcess } from "./managed-process";
 
 /** Options of {@link startMockCsiDriver}. */
 export interface MockCsiDriverOptions {

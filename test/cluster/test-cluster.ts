@@ -9,10 +9,10 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { ensureComponents, type ComponentPaths } from "./components.ts";
-import { freeLoopbackPorts } from "./free-ports.ts";
-import { startKubeControllerManager, type KubeControllerManager, type KubeControllerManagerOptions } from "./kube-controller-manager.ts";
-import { errorMessage, onProcessExit, spawnManaged, waitForCondition, type ManagedProcess } from "./managed-process.ts";
+import { ensureComponents, type ComponentPaths } from "./components";
+import { freeLoopbackPorts } from "./free-ports";
+import { startKubeControllerManager, type KubeControllerManager, type KubeControllerManagerOptions } from "./kube-controller-manager";
+import { errorMessage, onProcessExit, spawnManaged, waitForCondition, type ManagedProcess } from "./managed-process";
 
 /** Options of {@link startTestCluster}. */
 export interface TestClusterOptions {

@@ -9,10 +9,10 @@
 import { mkdirSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { errorMessage, stopAllManaged } from "./managed-process.ts";
-import { createIfAbsent } from "./admin-client.ts";
-import { localNodeName, startLocalGround } from "./local-ground.ts";
-import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch.ts";
+import { errorMessage, stopAllManaged } from "./managed-process";
+import { createIfAbsent } from "./admin-client";
+import { localNodeName, startLocalGround } from "./local-ground";
+import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 
 const fakeDriverName = "fake.csi.test";
 

@@ -7,10 +7,10 @@ import { persistentVolume } from "./support/objects";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient, isNotFound, type KubeObject } from "../cluster/admin-client.ts";
-import { ensureComponents, type ComponentPaths } from "../cluster/components.ts";
-import { acceptsConnection, startMockCsiDriver } from "../cluster/mock-csi-driver.ts";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster.ts";
+import { AdminClient, isNotFound, type KubeObject } from "../cluster/admin-client";
+import { ensureComponents, type ComponentPaths } from "../cluster/components";
+import { acceptsConnection, startMockCsiDriver } from "../cluster/mock-csi-driver";
+import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 
 const VA_PATH = "/apis/storage.k8s.io/v1/volumeattachments";
 const PV_PATH = "/api/v1/persistentvolumes";

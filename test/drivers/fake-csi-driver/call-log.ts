@@ -1,7 +1,7 @@
 // The log of every CSI call the fake driver received, which tests read to
 // assert what the attacher sent, in which order, and how each call ended.
-import type { CallRecord, CsiMethodName } from "./control-protocol.ts";
-import type { StatusCodeName } from "./status-codes.ts";
+import type { CallRecord, CsiMethodName } from "./control-protocol";
+import type { StatusCodeName } from "./status-codes";
 
 /** OpenCall is the handle of a running call, used to finish its record. */
 export interface OpenCall {

@@ -5,7 +5,7 @@ import * as v from "valibot";
 import {
   ControllerServiceCapability_RPC_Type,
   PluginCapability_Service_Type,
-} from "../../../gen/csi/v1/csi_pb.ts";
+} from "../../../gen/csi/v1/csi_pb";
 
 /** PluginCapabilityName is a CSI plugin service capability, e.g. "CONTROLLER_SERVICE". */
 export type PluginCapabilityName = keyof typeof PluginCapability_Service_Type;

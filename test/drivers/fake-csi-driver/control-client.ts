@@ -1,7 +1,7 @@
 // The test side of the control API: a typed client that talks HTTP/JSON to
 // a fake driver's control socket with Bun's fetch({ unix }). It imports no
 // gRPC code, so it is cheap to use from any test.
-import type { DriverConfig, DriverConfigPatch } from "./config.ts";
+import type { DriverConfig, DriverConfigPatch } from "./config";
 import type {
   CallRecord,
   CsiMethodName,
@@ -10,9 +10,9 @@ import type {
   Publication,
   ScriptedAnswer,
   SeedVolume,
-} from "./control-protocol.ts";
-import { ControlRequestError } from "./errors.ts";
-import type { PendingAnswer } from "./script.ts";
+} from "./control-protocol";
+import { ControlRequestError } from "./errors";
+import type { PendingAnswer } from "./script";
 
 /** WaitOptions bound the polling of the waitFor* helpers. */
 export interface WaitOptions {

@@ -4,7 +4,7 @@
 // only valibot schemas and types; nothing here touches gRPC.
 import type { JsonValue } from "@bufbuild/protobuf";
 import * as v from "valibot";
-import { parseStatusCode, type StatusCodeInput, type StatusCodeName } from "./status-codes.ts";
+import { parseStatusCode, type StatusCodeInput, type StatusCodeName } from "./status-codes";
 
 /**
  * CSI_METHOD_NAMES lists the CSI RPCs the fake driver serves, by their proto

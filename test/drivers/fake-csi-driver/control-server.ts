@@ -19,7 +19,7 @@
 //   POST /publications/forget Publication -> {}        unpublish without a CSI call
 //   POST /reset           -> {}                        back to the launch state
 import * as v from "valibot";
-import { InvalidConfigError } from "./config.ts";
+import { InvalidConfigError } from "./config";
 import {
   CsiMethodNameSchema,
   PublicationSchema,
@@ -28,10 +28,10 @@ import {
   SeedVolumeSchema,
   type ControlErrorBody,
   type Health,
-} from "./control-protocol.ts";
-import type { DriverState } from "./driver-state.ts";
-import { checkResponseOverride } from "./response-override.ts";
-import { findCsiMethod } from "./service-definitions.ts";
+} from "./control-protocol";
+import type { DriverState } from "./driver-state";
+import { checkResponseOverride } from "./response-override";
+import { findCsiMethod } from "./service-definitions";
 
 /** ControlServer is the running control API. */
 export interface ControlServer {

@@ -11,12 +11,12 @@ import {
   ListVolumesResponseSchema,
   type Controller,
   type ListVolumesRequest,
-} from "../../../gen/csi/v1/csi_pb.ts";
-import { controllerCapabilityNumber, type ControllerCapabilityName } from "./config.ts";
-import type { DriverState } from "./driver-state.ts";
-import { Code, CsiStatusError } from "./errors.ts";
-import type { ServiceHandlers } from "./service-definitions.ts";
-import { DEFAULT_CAPACITY_BYTES } from "./volume-table.ts";
+} from "../../../gen/csi/v1/csi_pb";
+import { controllerCapabilityNumber, type ControllerCapabilityName } from "./config";
+import type { DriverState } from "./driver-state";
+import { Code, CsiStatusError } from "./errors";
+import type { ServiceHandlers } from "./service-definitions";
+import { DEFAULT_CAPACITY_BYTES } from "./volume-table";
 
 /**
  * createControllerHandlers returns the fake driver's Controller behaviour,

@@ -1,14 +1,14 @@
 // Everything the fake driver knows, in one object shared by the CSI
 // services (which act on it) and the control server (which shows and
 // changes it). Both run on the one event loop, so no locking is needed.
-import { CallLog, type OpenCall } from "./call-log.ts";
-import type { StatusCodeName } from "./status-codes.ts";
-import { resolveDriverConfig, type DriverConfig } from "./config.ts";
-import { Code, CsiStatusError } from "./errors.ts";
-import { HangGate } from "./hang-gate.ts";
-import { Script } from "./script.ts";
-import { StateDir } from "./state-dir.ts";
-import { VolumeTable } from "./volume-table.ts";
+import { CallLog, type OpenCall } from "./call-log";
+import type { StatusCodeName } from "./status-codes";
+import { resolveDriverConfig, type DriverConfig } from "./config";
+import { Code, CsiStatusError } from "./errors";
+import { HangGate } from "./hang-gate";
+import { Script } from "./script";
+import { StateDir } from "./state-dir";
+import { VolumeTable } from "./volume-table";
 
 /**
  * DriverState is the fake driver's state: its configuration, volume table,

@@ -1,6 +1,6 @@
 // Errors of the fake driver. Handlers throw CsiStatusError; the gRPC wiring
 // turns it into a status, and the call log records its code.
-import { statusCodeName, type StatusCodeName } from "./status-codes.ts";
+import { statusCodeName, type StatusCodeName } from "./status-codes";
 
 /** Status code numbers the normal behaviour answers with (wire values). */
 export const Code = {

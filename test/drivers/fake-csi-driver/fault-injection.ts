@@ -2,13 +2,13 @@
 // logged, then answered by the next matching scripted answer (delay, hang,
 // error, patched response) or, when there is none, by the normal handler.
 import { toJson, type DescMethod, type Message } from "@bufbuild/protobuf";
-import type { CsiMethodName } from "./control-protocol.ts";
-import type { DriverState } from "./driver-state.ts";
-import { Code, CsiStatusError } from "./errors.ts";
-import { overrideResponse } from "./response-override.ts";
-import type { Answer } from "./script.ts";
-import type { NormalHandler, UnaryHandler } from "./service-definitions.ts";
-import { statusCodeName } from "./status-codes.ts";
+import type { CsiMethodName } from "./control-protocol";
+import type { DriverState } from "./driver-state";
+import { Code, CsiStatusError } from "./errors";
+import { overrideResponse } from "./response-override";
+import type { Answer } from "./script";
+import type { NormalHandler, UnaryHandler } from "./service-definitions";
+import { statusCodeName } from "./status-codes";
 
 /**
  * createFaultInjectingHandler wraps one method's normal behaviour with the

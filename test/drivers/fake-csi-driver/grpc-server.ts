@@ -11,19 +11,19 @@ import type { DescService, Message } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { EventEmitter } from "node:events";
 import type { Http2Session } from "node:http2";
-import { Controller, Identity } from "../../../gen/csi/v1/csi_pb.ts";
-import { createControllerHandlers } from "./controller-service.ts";
-import type { DriverState } from "./driver-state.ts";
-import { CsiStatusError } from "./errors.ts";
-import { createFaultInjectingHandler } from "./fault-injection.ts";
-import { createIdentityHandlers } from "./identity-service.ts";
+import { Controller, Identity } from "../../../gen/csi/v1/csi_pb";
+import { createControllerHandlers } from "./controller-service";
+import type { DriverState } from "./driver-state";
+import { CsiStatusError } from "./errors";
+import { createFaultInjectingHandler } from "./fault-injection";
+import { createIdentityHandlers } from "./identity-service";
 import {
   createServiceDefinition,
   csiMethodName,
   normalHandlerFor,
   type ServiceHandlers,
   type UnaryHandler,
-} from "./service-definitions.ts";
+} from "./service-definitions";
 
 /** CsiServer is the running gRPC endpoint of the fake driver. */
 export interface CsiServer {

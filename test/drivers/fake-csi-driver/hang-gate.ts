@@ -1,8 +1,8 @@
 // Where `hang` answers hold their calls until a test lets them go, so a
 // test can look at the caller while a CSI call is in flight (a timeout
 // firing, a second worker blocked, a VolumeAttachment still unchanged).
-import type { CsiMethodName, HungCall } from "./control-protocol.ts";
-import { Code, CsiStatusError } from "./errors.ts";
+import type { CsiMethodName, HungCall } from "./control-protocol";
+import { Code, CsiStatusError } from "./errors";
 
 interface HeldCall extends HungCall {
   /** Lets the call go on, or fail with `error`. */

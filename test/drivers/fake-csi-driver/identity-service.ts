@@ -6,10 +6,10 @@ import {
   GetPluginInfoResponseSchema,
   ProbeResponseSchema,
   type Identity,
-} from "../../../gen/csi/v1/csi_pb.ts";
-import { pluginCapabilityNumber } from "./config.ts";
-import type { DriverState } from "./driver-state.ts";
-import type { ServiceHandlers } from "./service-definitions.ts";
+} from "../../../gen/csi/v1/csi_pb";
+import { pluginCapabilityNumber } from "./config";
+import type { DriverState } from "./driver-state";
+import type { ServiceHandlers } from "./service-definitions";
 
 /**
  * createIdentityHandlers returns the fake driver's Identity behaviour. The

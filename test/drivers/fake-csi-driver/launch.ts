@@ -4,9 +4,9 @@ import type { Subprocess } from "bun";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { DriverConfigPatch } from "./config.ts";
-import { FakeCsiDriverControl } from "./control-client.ts";
-import { removeStaleSocket } from "./unix-socket.ts";
+import type { DriverConfigPatch } from "./config";
+import { FakeCsiDriverControl } from "./control-client";
+import { removeStaleSocket } from "./unix-socket";
 
 const MAIN = join(import.meta.dir, "main.ts");
 /** Interval between /healthz polls while the driver starts. */

@@ -10,11 +10,11 @@
 //
 // It runs directly under Bun; see grpc-server.ts for why no Node build is needed.
 import { parseArgs } from "node:util";
-import { resolveDriverConfig, type DriverConfig } from "./config.ts";
-import { startControlServer } from "./control-server.ts";
-import { DriverState } from "./driver-state.ts";
-import { startCsiServer } from "./grpc-server.ts";
-import { removeStaleSocket } from "./unix-socket.ts";
+import { resolveDriverConfig, type DriverConfig } from "./config";
+import { startControlServer } from "./control-server";
+import { DriverState } from "./driver-state";
+import { startCsiServer } from "./grpc-server";
+import { removeStaleSocket } from "./unix-socket";
 
 const USAGE =
   "usage: bun run test/drivers/fake-csi-driver/main.ts --socket PATH --control PATH [--name NAME] [--config JSON] [--exit-with-stdin]";

@@ -1,8 +1,8 @@
 // Scripted answers: per CSI method, a queue of answers that calls consume in
 // order before the driver falls back to its normal behaviour.
 import type { JsonValue } from "@bufbuild/protobuf";
-import type { CsiMethodName, ScriptedAnswer } from "./control-protocol.ts";
-import { parseStatusCode } from "./status-codes.ts";
+import type { CsiMethodName, ScriptedAnswer } from "./control-protocol";
+import { parseStatusCode } from "./status-codes";
 
 /** Answer is a scripted answer with its defaults filled in. */
 export interface Answer {

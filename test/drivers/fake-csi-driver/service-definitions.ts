@@ -10,8 +10,8 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import type * as grpc from "@grpc/grpc-js";
-import { Controller, Identity } from "../../../gen/csi/v1/csi_pb.ts";
-import { isCsiMethodName, type CsiMethodName } from "./control-protocol.ts";
+import { Controller, Identity } from "../../../gen/csi/v1/csi_pb";
+import { isCsiMethodName, type CsiMethodName } from "./control-protocol";
 
 /** CSI_SERVICES are the services the fake driver serves. */
 export const CSI_SERVICES: readonly DescService[] = [Identity, Controller];

@@ -4,8 +4,8 @@
 // process, so a test that restarts the driver still sees the whole history.
 import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { CallRecord } from "./control-protocol.ts";
-import type { VolumeTable } from "./volume-table.ts";
+import type { CallRecord } from "./control-protocol";
+import type { VolumeTable } from "./volume-table";
 
 /** JournalEntry is one finished call as the journal keeps it. */
 export interface JournalEntry extends CallRecord {

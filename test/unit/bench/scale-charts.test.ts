@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import type { BenchResults, ScenarioResult } from "../../../bench/lib/results.ts";
-import { memorySlope, scaleChartsHtml, scalePoints, scaleScenarios } from "../../../bench/report/scale-charts.ts";
+import type { BenchResults, ScenarioResult } from "../../../bench/lib/results";
+import { memorySlope, scaleChartsHtml, scalePoints, scaleScenarios } from "../../../bench/report/scale-charts";
 
 function scaleRun(n: number, ours: number, go: number): ScenarioResult {
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { klogTime, relistDoneAt } from "../../../bench/scenarios/scale.ts";
+import { klogTime, relistDoneAt } from "../../../bench/scenarios/scale";
 
 describe("scale relist from the attachers' logs", () => {
   const since = new Date(2026, 10, 23, 18, 15, 20).getTime();

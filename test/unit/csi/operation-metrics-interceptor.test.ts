@@ -1,8 +1,8 @@
 import { describe, expect, it } from "bun:test";
 import { Code, ConnectError, createClient, createContextValues, createRouterTransport } from "@connectrpc/connect";
-import { Controller, Identity } from "../../../gen/csi/v1/csi_pb.ts";
-import { createOperationMetricsInterceptor, migratedVolumeKey } from "../../../src/csi/operation-metrics-interceptor.ts";
-import type { CsiOperation } from "../../../src/metrics/csi-operation-observer.ts";
+import { Controller, Identity } from "../../../gen/csi/v1/csi_pb";
+import { createOperationMetricsInterceptor, migratedVolumeKey } from "../../../src/csi/operation-metrics-interceptor";
+import type { CsiOperation } from "../../../src/metrics/csi-operation-observer";
 
 /** A driver whose publish fails with NotFound for volume "missing", and a clock that advances 125 ms per reading. */
 function setUp() {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import { CallLog } from "../../drivers/fake-csi-driver/call-log.ts";
-import { VolumeTable } from "../../drivers/fake-csi-driver/volume-table.ts";
+import { CallLog } from "../../drivers/fake-csi-driver/call-log";
+import { VolumeTable } from "../../drivers/fake-csi-driver/volume-table";
 
 describe("fake driver call log", () => {
   it("keeps at most its limit of records, dropping the oldest, and still finishes recent calls", () => {

@@ -17,10 +17,10 @@ import {
   PluginCapability_Service_Type as PluginService,
   VolumeCapability_AccessMode_Mode as AccessMode,
   VolumeCapabilitySchema,
-} from "../../../gen/csi/v1/csi_pb.ts";
-import { FakeCsiDriverControl } from "../../drivers/fake-csi-driver/control-client.ts";
-import { launchFakeCsiDriver, type FakeCsiDriver } from "../../drivers/fake-csi-driver/launch.ts";
-import { readJournal } from "../../drivers/fake-csi-driver/state-dir.ts";
+} from "../../../gen/csi/v1/csi_pb";
+import { FakeCsiDriverControl } from "../../drivers/fake-csi-driver/control-client";
+import { launchFakeCsiDriver, type FakeCsiDriver } from "../../drivers/fake-csi-driver/launch";
+import { readJournal } from "../../drivers/fake-csi-driver/state-dir";
 
 interface CsiClients {
   readonly identity: Client<typeof Identity>;

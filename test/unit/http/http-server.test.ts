@@ -1,9 +1,9 @@
 import { describe, expect, it } from "bun:test";
-import { HttpServerStartError } from "../../../src/http/errors.ts";
-import { startHttpServer, type HttpServerOptions } from "../../../src/http/http-server.ts";
-import { LeaderElectionHealthAdaptor, type LeaderElectionHealthCheck } from "../../../src/http/leader-election-health.ts";
-import { Readiness } from "../../../src/http/readiness.ts";
-import { Logger } from "../../../src/log/logger.ts";
+import { HttpServerStartError } from "../../../src/http/errors";
+import { startHttpServer, type HttpServerOptions } from "../../../src/http/http-server";
+import { LeaderElectionHealthAdaptor, type LeaderElectionHealthCheck } from "../../../src/http/leader-election-health";
+import { Readiness } from "../../../src/http/readiness";
+import { Logger } from "../../../src/log/logger";
 
 const metrics = { contentType: "text/plain; version=0.0.4; charset=utf-8", render: async () => "# TYPE up gauge\nup 1\n" };
 

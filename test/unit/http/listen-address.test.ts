@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import { ListenAddressError } from "../../../src/http/errors.ts";
-import { parseListenAddress } from "../../../src/http/listen-address.ts";
+import { ListenAddressError } from "../../../src/http/errors";
+import { parseListenAddress } from "../../../src/http/listen-address";
 
 describe("parseListenAddress", () => {
   it("reads host:port, :port and [ipv6]:port as Go's net.SplitHostPort does", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "bun:test";
-import { MetricRegistry } from "../../../src/metrics/metric-registry.ts";
-import { WorkQueue } from "../../../src/queue/work-queue.ts";
-import { FakeClock } from "../queue/fake-clock.ts";
+import { MetricRegistry } from "../../../src/metrics/metric-registry";
+import { WorkQueue } from "../../../src/queue/work-queue";
+import { FakeClock } from "../queue/fake-clock";
 
 /** The samples of the exposition `text` whose metric name is `name`, as `{labels} -> value`. */
 function samples(text: string, name: string): Record<string, number> {

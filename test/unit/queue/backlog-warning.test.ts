@@ -1,8 +1,8 @@
 import { describe, expect, it } from "bun:test";
-import { Logger } from "../../../src/log/logger.ts";
-import { BacklogWarning } from "../../../src/queue/backlog-warning.ts";
-import { WorkQueue } from "../../../src/queue/work-queue.ts";
-import { FakeClock } from "./fake-clock.ts";
+import { Logger } from "../../../src/log/logger";
+import { BacklogWarning } from "../../../src/queue/backlog-warning";
+import { WorkQueue } from "../../../src/queue/work-queue";
+import { FakeClock } from "./fake-clock";
 
 function setUp() {
   const clock = new FakeClock();

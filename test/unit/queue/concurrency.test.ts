@@ -1,7 +1,7 @@
 import { describe, expect, it } from "bun:test";
-import { WorkQueue } from "../../../src/queue/work-queue.ts";
-import { FakeClock } from "./fake-clock.ts";
-import { settle } from "./settle.ts";
+import { WorkQueue } from "../../../src/queue/work-queue";
+import { FakeClock } from "./fake-clock";
+import { settle } from "./settle";
 import { seededRandom } from "../../cluster/seeded-random";
 
 

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from "../../../src/util/clock.ts";
+import type { Clock, TimerHandle } from "../../../src/util/clock";
 
 interface FakeTimer {
   readonly id: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { Fifo } from "../../../src/queue/fifo.ts";
+import { Fifo } from "../../../src/queue/fifo";
 
 describe("Fifo", () => {
   it("returns items in insertion order and undefined when empty", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { LaneFifo } from "../../../src/queue/lane-fifo.ts";
+import { LaneFifo } from "../../../src/queue/lane-fifo";
 
 function drain(fifo: LaneFifo<string>): string[] {
   const items: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { MinHeap } from "../../../src/queue/min-heap.ts";
+import { MinHeap } from "../../../src/queue/min-heap";
 
 describe("MinHeap", () => {
   it("pops items least first", () => {

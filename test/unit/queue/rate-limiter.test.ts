@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { ItemExponentialFailureRateLimiter } from "../../../src/queue/rate-limiter.ts";
+import { ItemExponentialFailureRateLimiter } from "../../../src/queue/rate-limiter";
 
 describe("ItemExponentialFailureRateLimiter", () => {
   it("delays by base * 2^failures, capped at max", () => {

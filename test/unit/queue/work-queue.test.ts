@@ -1,9 +1,9 @@
 import { describe, expect, it } from "bun:test";
-import type { WorkQueueObserver } from "../../../src/metrics/work-queue-observer.ts";
-import { ItemExponentialFailureRateLimiter } from "../../../src/queue/rate-limiter.ts";
-import { WorkQueue, type WorkQueueGetResult } from "../../../src/queue/work-queue.ts";
-import { FakeClock } from "./fake-clock.ts";
-import { settle, track } from "./settle.ts";
+import type { WorkQueueObserver } from "../../../src/metrics/work-queue-observer";
+import { ItemExponentialFailureRateLimiter } from "../../../src/queue/rate-limiter";
+import { WorkQueue, type WorkQueueGetResult } from "../../../src/queue/work-queue";
+import { FakeClock } from "./fake-clock";
+import { settle, track } from "./settle";
 
 function newQueue(clock = new FakeClock(), metrics?: WorkQueueObserver): WorkQueue {
   return new WorkQueue({

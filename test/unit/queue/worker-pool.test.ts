@@ -1,8 +1,8 @@
 import { describe, expect, it } from "bun:test";
-import { WorkQueue, type WorkQueueGetResult } from "../../../src/queue/work-queue.ts";
-import { runWorkerPool } from "../../../src/queue/worker-pool.ts";
-import { FakeClock } from "./fake-clock.ts";
-import { settle } from "./settle.ts";
+import { WorkQueue, type WorkQueueGetResult } from "../../../src/queue/work-queue";
+import { runWorkerPool } from "../../../src/queue/worker-pool";
+import { FakeClock } from "./fake-clock";
+import { settle } from "./settle";
 
 /** A queue that counts the gets asked of it and how many are pending. */
 class CountingQueue extends WorkQueue<string> {

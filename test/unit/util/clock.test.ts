@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import { realClock } from "../../../src/util/clock.ts";
-import { FakeClock } from "../queue/fake-clock.ts";
+import { realClock } from "../../../src/util/clock";
+import { FakeClock } from "../queue/fake-clock";
 
 describe("realClock", () => {
   it("reads the wall clock", () => {
