@@ -342,7 +342,8 @@ try {
         [
           "each run in its own memory cgroup, page cache dropped before each exec; a limit holds when exec-to-last-VA-gone ends within max(2x, +2 s) the unconstrained time, with no OOM kill and the process alive",
         ],
-        (b, r) => runContainerLimit(ctx, b, r, params),
+        // Our attacher finishes a failed cycle of any kind: it retries, and uses the same finalizer.
+        (b, r) => runContainerLimit(ctx, b, r, params, binaries.ours),
         { withFloor: true },
       );
     }

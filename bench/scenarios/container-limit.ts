@@ -37,14 +37,23 @@ export const containerLimitMetrics: readonly MetricSpec[] = [
   { name: "failedByOomKill", unit: "0/1", better: "lower", description: "1 when the first failure on the way down was an OOM kill, 0 when the attacher crawled or ended otherwise" },
 ];
 
+/** CycleAttachers: the attacher a cycle measures, and the one that finishes it if it failed. */
+interface CycleAttachers {
+  readonly measured: AttacherBinary;
+  readonly finisher: AttacherBinary;
+}
+
 /** CycleOutcome is how one exec-to-all-gone cycle went (a LimitTrial but for its limit, which the unconstrained cycle lacks), and the group's peak usage. */
 type CycleOutcome = Omit<LimitTrial, "limitBytes"> & { readonly peakBytes: number };
 
-/** runContainerLimit measures one attacher: unconstrained, then the walk down. */
-export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinary, round: number, params: ContainerLimitParams): Promise<RunResult> {
+/**
+ * runContainerLimit measures one attacher: unconstrained, then the walk
+ * down. `finisher` is the attacher that finishes a failed cycle (finishCycle).
+ */
+export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinary, round: number, params: ContainerLimitParams, finisher: AttacherBinary): Promise<RunResult> {
   const label = `cl-n${params.volumes}-r${round}-${binary.kind}`;
   let cycles = 0;
-  const cycle = (limitBytes: number | undefined, timeoutMs: number) => runCycle(ctx, binary, `${label}-${cycles++}`, params, limitBytes, timeoutMs);
+  const cycle = (limitBytes: number | undefined, timeoutMs: number) => runCycle(ctx, { measured: binary, finisher }, `${label}-${cycles++}`, params, limitBytes, timeoutMs);
 
   const free = await cycle(undefined, 600_000);
   if (!free.holds) throw new Error(`${binary.kind} failed without a memory limit: ${free.failure ?? ""} ${free.detail ?? ""}`);
@@ -87,7 +96,8 @@ export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinar
  * deleted, gone, within `timeoutMs` of the exec. Whatever happens, the VAs
  * are gone afterwards (finishCycle).
  */
-async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string, params: ContainerLimitParams, limitBytes: number | undefined, timeoutMs: number): Promise<CycleOutcome> {
+async function runCycle(ctx: BenchContext, attachers: CycleAttachers, label: string, params: ContainerLimitParams, limitBytes: number | undefined, timeoutMs: number): Promise<CycleOutcome> {
+  const binary = attachers.measured;
   await prepareOwnPvs(ctx.ground, params.volumes, ctx.ownPvs);
   ctx.watch.forget();
   const group = MemoryGroup.create(`bench-${label}-${process.pid}`);
@@ -122,22 +132,24 @@ async function runCycle(ctx: BenchContext, binary: AttacherBinary, label: string
       return { holds: false, seconds, peakBytes: group.peakBytes(), failure, detail };
     }
   } finally {
-    await finishCycle(ctx, binary, label, params, group, attacher, names);
+    await finishCycle(ctx, attachers.finisher, label, params, group, attacher, names);
   }
 }
 
 /**
  * finishCycle makes sure every VA of the cycle is gone, then removes the
- * group. A cycle that failed is finished by a fresh attacher of the same
- * kind without a limit: the floor client never retries, so the one that
- * crawled may have dropped work it will not pick up again, while a fresh one
- * sees every remaining VA in its first list (or watch).
+ * group. A cycle that failed is finished by a fresh `finisher` without a
+ * limit, which sees every remaining VA in its first list and retries what
+ * fails. It must retry: the attacher that crawled may have dropped work, and
+ * the floor client never retries, so a fresh floor client too can leave a
+ * deleted VA with its finalizer and wait out the whole timeout (it left two
+ * in the full run of 2026-11-23).
  */
-async function finishCycle(ctx: BenchContext, binary: AttacherBinary, label: string, params: ContainerLimitParams, group: MemoryGroup, attacher: RunningAttacher | undefined, names: readonly string[]): Promise<void> {
+async function finishCycle(ctx: BenchContext, finisher: AttacherBinary, label: string, params: ContainerLimitParams, group: MemoryGroup, attacher: RunningAttacher | undefined, names: readonly string[]): Promise<void> {
   try {
     await attacher?.stop();
     if (names.length > 0 && ctx.watch.countGone(names) < names.length) {
-      const helper = ctx.start(binary, `${label}-cleanup`, params);
+      const helper = ctx.start(finisher, `${label}-cleanup`, params);
       try {
         await helper.waitReady(120_000);
         await ctx.cleanUp(names, helper, `${label} cleanup`, 600_000);
