@@ -269,6 +269,22 @@ try {
   if (wanted("idle")) {
     await runScenario("idle", "Idle memory", { ...mode.idle }, idleMetrics, [], (b, r) => runIdle(ctx, b, r, mode.idle));
   }
+  // Right after idle, on the same ground: the floor client caches nothing,
+  // so its idle is only comparable with ours before the memory scenario's
+  // foreign PVs (which stay) and the own PVs of throughput exist.
+  if (wanted("floor") && mode.floor !== undefined && floor !== undefined) {
+    const params = mode.floor;
+    const loadOnly = floor.loadOnly;
+    await runScenario(
+      "floor",
+      `Bun's floor: idle, then ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
+      { ...params },
+      floorMetrics,
+      ["floor = bench/floor/bare-attacher.ts (the same API writes and CSI calls per VA, a GET of the PV and CSINode per VA instead of caches, no queue); load-only = bench/floor/load-only.ts"],
+      (b, r) => runFloorScenario(ctx, b, r, params, loadOnly),
+      { withFloor: true },
+    );
+  }
   if (wanted("throughput") || wanted("limit")) {
     for (const params of mode.throughput) {
       const limited = params.qps <= 5;
@@ -317,19 +333,6 @@ try {
       fairnessMetrics,
       [],
       (b, r) => runFairness(ctx, b, r, params, driverLatencyMs),
-    );
-  }
-  if (wanted("floor") && mode.floor !== undefined && floor !== undefined) {
-    const params = mode.floor;
-    const loadOnly = floor.loadOnly;
-    await runScenario(
-      "floor",
-      `Bun's floor: idle, then ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
-      { ...params },
-      floorMetrics,
-      ["floor = bench/floor/bare-attacher.ts (the same API writes and CSI calls per VA, a GET of the PV and CSINode per VA instead of caches, no queue); load-only = bench/floor/load-only.ts"],
-      (b, r) => runFloorScenario(ctx, b, r, params, loadOnly),
-      { withFloor: true },
     );
   }
   if (wanted("container-limit") && mode.containerLimit !== undefined) {
