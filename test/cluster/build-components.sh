@@ -62,7 +62,7 @@ build_in_wrapper() {
   } >"$work/go.mod"
   log "$name $version: resolving modules"
   (cd "$work" && go get "$package@$version" >&2)
-  log "$name $version: building (first build of kube-apiserver takes a while)"
+  log "$name $version: building (a first build takes minutes; later runs find it in the cache)"
   local target=$package
   if [ -n "$main_dir" ]; then
     cp "$main_dir"/*.go "$work/"
