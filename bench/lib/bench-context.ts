@@ -25,7 +25,7 @@ export interface ScenarioStartOptions extends Pick<StartOptions, "wrapper"> {
 
 /** BenchContext is shared by every scenario of one benchmark run. */
 export class BenchContext {
-  /** How many own PVs exist (bench-pv-0..count-1); grown on demand, never shrunk. */
+  /** How many own PVs exist (bench-pv-0..count-1); grown on demand by prepareOwnPvs, back to 0 by removeOwnPvs. */
   readonly ownPvs = { count: 0 };
 
   constructor(

@@ -162,6 +162,32 @@ export async function prepareOwnPvs(ground: BenchGround, count: number, existing
   await releasePvFinalizers(admin, { concurrency: bulkConcurrency });
 }
 
+/**
+ * removeOwnPvs deletes the own PVs that exist, so that the next attacher
+ * starts on a cluster without them (an idle read must not count them in
+ * ours' and Go's caches when the floor client caches none); prepareOwnPvs
+ * makes them again. Every finalizer comes off first, or a deleted PV would
+ * stay, being deleted, and refuse the next cycle's attaches: the attachers'
+ * own, and kubernetes.io/pv-protection, which the apiserver's
+ * StorageObjectInUseProtection admission puts on every PV and only the PV
+ * protection controller (not running here) takes off. Only while no
+ * attacher runs.
+ */
+export async function removeOwnPvs(ground: BenchGround, existing: { count: number }): Promise<void> {
+  const { admin } = ground;
+  const indexes = Array.from({ length: existing.count }, (_, i) => i);
+  await forEachLimited(indexes, bulkConcurrency, async (i) => {
+    const path = paths.persistentVolume(ownPvName(i));
+    try {
+      await admin.patch(path, { metadata: { finalizers: null } });
+      await admin.delete(path);
+    } catch (e: unknown) {
+      if (!isNotFound(e)) throw e;
+    }
+  });
+  existing.count = 0;
+}
+
 /** Options of {@link releasePvFinalizers}. */
 export interface ReleasePvFinalizersOptions {
   /** Only PVs whose name starts with this. Default "": every PV. */

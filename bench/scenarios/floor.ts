@@ -3,13 +3,15 @@
  * client (bench/floor/bare-attacher.ts: the same API writes and CSI calls
  * per VA, no cache, no queue), so that a gap to Go splits into what the
  * runtime costs (floor vs Go) and what our code costs (ours vs floor). Idle
- * memory is read on an empty cluster, then one throughput cycle of N VAs
- * gives CPU and peak RSS. The floor's run also idles the load-only program
+ * memory is read on an empty cluster (each run first removes the own PVs
+ * that the cycle before it left), then one throughput cycle of N VAs gives
+ * CPU and peak RSS. The floor's run also idles the load-only program
  * (bench/floor/load-only.ts: one fetch over TLS, one node:http2 session,
  * nothing else), the least a Bun attacher can weigh.
  */
 import type { AttacherBinary } from "../lib/attacher-under-test";
 import type { BenchContext } from "../lib/bench-context";
+import { removeOwnPvs } from "../lib/bench-ground";
 import type { MetricSpec, RunResult } from "../lib/results";
 import { idleMetrics, runIdle } from "./memory";
 import { runThroughput, throughputMetrics, type ThroughputParams } from "./throughput";
@@ -23,6 +25,7 @@ export const floorMetrics: readonly MetricSpec[] = [
 
 /** runFloorScenario idles, then cycles N VAs, with `binary`; for the floor, idles the load-only program first. */
 export async function runFloorScenario(ctx: BenchContext, binary: AttacherBinary, round: number, params: ThroughputParams, loadOnlyPath: string): Promise<RunResult> {
+  await removeOwnPvs(ctx.ground, ctx.ownPvs);
   const loadOnly = binary.kind === "floor" ? await runIdle(ctx, { kind: "floor", path: loadOnlyPath }, round, params) : undefined;
   const idle = await runIdle(ctx, binary, round, params);
   const cycle = await runThroughput(ctx, binary, round, params);
