@@ -84,11 +84,13 @@ export type PersistentVolumeJson = {
 
 /**
  * hasSettledAttachError says the VA carries an attachError that is the
- * outcome under test: not the `persistentvolume "…" not found` a VA gets when
- * it reaches the attacher before its PV's watch event does, which the retry
- * clears. Tests about a missing PV wait for that error directly.
+ * outcome under test: not the `persistentvolume "…" not found` or
+ * `csinode.storage.k8s.io "…" not found` a VA gets when it reaches the
+ * attacher before the watch event of the PV or CSINode created just before
+ * it, which the retry clears. Tests about a missing PV or CSINode wait for
+ * that error directly.
  */
 export function hasSettledAttachError(va: VolumeAttachmentJson | null | undefined): boolean {
   const message = va?.status?.attachError?.message;
-  return message !== undefined && !/^persistentvolume ".*" not found$/.test(message);
+  return message !== undefined && !/^(persistentvolume|csinode\.storage\.k8s\.io) ".*" not found$/.test(message);
 }
