@@ -66,7 +66,7 @@ describe("--vmodule", () => {
       await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("vmodule"), (va) => va?.status?.attached === true);
       await quiet.attacher.waitForLog(/csi-handler\.ts:\d+\] "Attached"/);
       await quiet.attacher.waitForLog(/grpc-log-interceptor\.ts:\d+\] "GRPC call" method="\/csi\.v1\.Controller\/ControllerPublishVolume"/);
-      // main.ts logs the capabilities at -v=2: no rule names it.
+      // run-attacher.ts logs the capabilities at -v=2: no rule names it.
       expect(quiet.attacher.log()).not.toContain('"CSI driver capabilities"');
     } finally {
       await stopFakeDriverSetup(quiet);
