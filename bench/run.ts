@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/cluster/components";
+import { honoursApiRateLimit } from "./lib/attacher-flags";
 import type { AttacherBinary, AttacherKind } from "./lib/attacher-under-test";
 import { BenchContext } from "./lib/bench-context";
 import { buildGoAttacher } from "./lib/go-attacher-build";
@@ -181,8 +182,8 @@ const watch = await VaWatch.start(ground.cluster);
 const ctx = new BenchContext(ground, watch, verbosity);
 const scenarios: ScenarioResult[] = [];
 let failures = 0;
-const oursHonoursQps = readFileSync(join(repoRoot, "src/main.ts"), "utf8").includes("createApiThrottle");
-const qpsNote = oursHonoursQps ? [] : ["ours does not honour --kube-api-qps/--kube-api-burst yet (no client-side rate limiter on this branch): it ran unthrottled while Go ran at the given limits"];
+const oursHonoursQps = honoursApiRateLimit(binaries.ours.path);
+const qpsNote = oursHonoursQps ? [] : ["ours does not honour --kube-api-qps/--kube-api-burst (its --help does not list them, or says they have no effect): it ran unthrottled while Go ran at the given limits"];
 
 /**
  * runScenario runs every round, A then B (then the bare client, when
