@@ -20,8 +20,8 @@ import { parseCsiNode, type CsiNode } from "../kube/objects/csi-node";
 import { parsePersistentVolume, type PersistentVolume } from "../kube/objects/persistent-volume";
 import { parseVolumeAttachment, type VolumeAttachment } from "../kube/objects/volume-attachment";
 import { ValueInterner } from "../kube/value-interner";
-import { finalizerName } from "./driver-names";
 import { inTreePluginOf } from "./migration/in-tree-plugins";
+import { carriesOurFinalizer } from "./our-finalizer";
 
 /** CachedObjectParsers turn raw API objects (watch events, list items, write answers) into what the stores keep. */
 export interface CachedObjectParsers {
@@ -77,7 +77,7 @@ export function cachedObjectParsers(driverName: string): CachedObjectParsers {
 export function isOurPersistentVolume(pv: PersistentVolume, driverName: string): boolean {
   if (pv.spec.csi?.driver === driverName) return true;
   if (inTreePluginOf(pv.spec)?.driverName === driverName) return true;
-  return pv.metadata.finalizers?.includes(finalizerName(driverName)) === true;
+  return carriesOurFinalizer(pv, driverName);
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Logger } from "../log/logger";
 import { errorMessage } from "../util/error-message";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
+import { carriesOurFinalizer } from "./our-finalizer";
 import type { PersistentVolumeFinalizerWriter } from "./pv-finalizer-writer";
 import { pvNeedsSync } from "./pv-needs-sync";
 import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
@@ -104,11 +105,11 @@ export class CsiHandler implements Handler {
     // will publish it again (attach) or release it (detach with our
     // finalizer on). Otherwise the vanished publish is released first.
     const vanished = this.vanished.get(name);
-    const takesOver = vanished !== undefined && samePublication(vanished, va) && (attaching || this.writer.hasFinalizer(va));
+    const takesOver = vanished !== undefined && samePublication(vanished, va) && (attaching || carriesOurFinalizer(va, this.options.driverName));
     if (vanished && !takesOver) await this.releaseVanished(name);
     // Nothing to do for an attached VA, or for a deleted one without our
     // finalizer (detached), unless the reconciler forced this sync.
-    if (!forced && (attaching ? va.status?.attached : !this.writer.hasFinalizer(va))) {
+    if (!forced && (attaching ? va.status?.attached : !carriesOurFinalizer(va, this.options.driverName))) {
       log.v(4).info(attaching ? "VolumeAttachment is already attached" : "VolumeAttachment is already detached");
     } else if (attaching) {
       await this.attach(va, { forced, log });

@@ -3,6 +3,7 @@ import type { PersistentVolume } from "../kube/objects/persistent-volume";
 import { errorMessage } from "../util/error-message";
 import type { AttacherApi } from "./attacher-api";
 import { finalizerName } from "./driver-names";
+import { carriesOurFinalizer } from "./our-finalizer";
 
 /** The one API call the writer makes; AttacherApi in production, a recording fake in unit tests. */
 export type PersistentVolumePatcher = Pick<AttacherApi, "patchPersistentVolume">;
@@ -24,16 +25,13 @@ export interface PersistentVolumeFinalizerWriterOptions {
  */
 export class PersistentVolumeFinalizerWriter {
   private readonly api: PersistentVolumePatcher;
+  private readonly driverName: string;
   private readonly finalizer: string;
 
   constructor(options: PersistentVolumeFinalizerWriterOptions) {
     this.api = options.api;
+    this.driverName = options.driverName;
     this.finalizer = finalizerName(options.driverName);
-  }
-
-  /** hasFinalizer: the PV carries our finalizer, so we owe its removal once no VA uses it. */
-  private hasFinalizer(pv: PersistentVolume): boolean {
-    return pv.metadata.finalizers?.includes(this.finalizer) ?? false;
   }
 
   /**
@@ -41,7 +39,7 @@ export class PersistentVolumeFinalizerWriter {
    * PV to go on with (the server's answer, or `pv` when nothing was sent).
    */
   async ensureFinalizer(pv: PersistentVolume): Promise<PersistentVolume> {
-    if (this.hasFinalizer(pv)) return pv;
+    if (carriesOurFinalizer(pv, this.driverName)) return pv;
     try {
       return await this.api.patchPersistentVolume(pv.metadata.name, addFinalizerPatch(pv.metadata.finalizers, this.finalizer));
     } catch (e: unknown) {

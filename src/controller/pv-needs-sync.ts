@@ -1,6 +1,7 @@
 import type { PersistentVolume } from "../kube/objects/persistent-volume";
-import { finalizerName, migratedToAnnotation } from "./driver-names";
+import { migratedToAnnotation } from "./driver-names";
 import { isMigratable } from "./migration/in-tree-plugins";
+import { carriesOurFinalizer } from "./our-finalizer";
 
 /**
  * pvNeedsSync answers, for a PV event and again when its sync runs, whether
@@ -15,7 +16,7 @@ import { isMigratable } from "./migration/in-tree-plugins";
  * whether it migrates to this driver; the same here.
  */
 export function pvNeedsSync(pv: PersistentVolume, driverName: string): boolean {
-  if (!pv.metadata.finalizers?.includes(finalizerName(driverName))) return false;
+  if (!carriesOurFinalizer(pv, driverName)) return false;
   if (pv.metadata.deletionTimestamp) return true;
   return isMigratable(pv.spec) && pv.metadata.annotations?.[migratedToAnnotation] !== driverName;
 }

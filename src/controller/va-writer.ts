@@ -7,6 +7,7 @@ import { volumeAttachmentReference } from "../kube/objects/event";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import { errorMessage } from "../util/error-message";
 import { finalizerName, nodeIdAnnotation } from "./driver-names";
+import { carriesOurFinalizer } from "./our-finalizer";
 
 /** The one API call the writer makes; AttacherApi in production, a recording fake in unit tests. */
 export type VolumeAttachmentPatcher = Pick<AttacherApi, "patchVolumeAttachment">;
@@ -65,6 +66,7 @@ function resolveVolumeAttachmentWriterOptions(options: VolumeAttachmentWriterOpt
  * computed against.
  */
 export class VolumeAttachmentWriter {
+  private readonly driverName: string;
   /** The finalizer this attacher puts on VAs of its driver (the PV writer derives the same one). */
   private readonly finalizer: string;
   private readonly api: VolumeAttachmentPatcher;
@@ -75,15 +77,11 @@ export class VolumeAttachmentWriter {
   constructor(options: VolumeAttachmentWriterOptions) {
     const resolved = resolveVolumeAttachmentWriterOptions(options);
     this.api = resolved.api;
+    this.driverName = resolved.driverName;
     this.finalizer = finalizerName(resolved.driverName);
     this.now = resolved.now;
     this.attachErrorCodes = resolved.attachErrorCodes;
     this.events = resolved.events;
-  }
-
-  /** hasFinalizer: the VA carries our finalizer, so a detach may still be owed. */
-  hasFinalizer(va: VolumeAttachment): boolean {
-    return va.metadata.finalizers?.includes(this.finalizer) ?? false;
   }
 
   /**
@@ -96,7 +94,7 @@ export class VolumeAttachmentWriter {
   async ensureFinalizerAndNodeId(va: VolumeAttachment, nodeId: string): Promise<VolumeAttachment> {
     const finalizers = va.metadata.finalizers ?? [];
     const annotations = va.metadata.annotations ?? {};
-    const wantsFinalizer = !finalizers.includes(this.finalizer);
+    const wantsFinalizer = !carriesOurFinalizer(va, this.driverName);
     try {
       return await this.patch(
         va,
@@ -143,7 +141,7 @@ export class VolumeAttachmentWriter {
   }
 
   private async removeFinalizerThenMarkDetached(va: VolumeAttachment): Promise<void> {
-    const hasFinalizer = this.hasFinalizer(va);
+    const hasFinalizer = carriesOurFinalizer(va, this.driverName);
     if (!hasFinalizer && !va.status?.attached) return;
     let current = va;
     if (hasFinalizer) {

@@ -1,6 +1,6 @@
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Logger } from "../log/logger";
-import { finalizerName } from "./driver-names";
+import { carriesOurFinalizer } from "./our-finalizer";
 
 export interface VanishedVolumeAttachmentsOptions {
   /** Our driver's name: only its VAs, and only with its finalizer, are kept. */
@@ -30,11 +30,8 @@ export interface VanishedVolumeAttachmentsOptions {
  */
 export class VanishedVolumeAttachments {
   private readonly byName = new Map<string, VolumeAttachment>();
-  private readonly finalizer: string;
 
-  constructor(private readonly options: VanishedVolumeAttachmentsOptions) {
-    this.finalizer = finalizerName(options.driverName);
-  }
+  constructor(private readonly options: VanishedVolumeAttachmentsOptions) {}
 
   /**
    * note is told of every VA the API deleted and answers whether its name
@@ -49,7 +46,7 @@ export class VanishedVolumeAttachments {
   note(va: VolumeAttachment): boolean {
     if (va.spec.attacher !== this.options.driverName) return false;
     if (this.byName.has(va.metadata.name)) return true;
-    if (!va.metadata.finalizers?.includes(this.finalizer) || va.metadata.deletionTimestamp) return false;
+    if (!carriesOurFinalizer(va, this.options.driverName) || va.metadata.deletionTimestamp) return false;
     this.byName.set(va.metadata.name, va);
     this.options.log.warn("VolumeAttachment vanished while it still carried our finalizer; unpublishing its volume from its last known state", {
       va: va.metadata.name,
