@@ -5,6 +5,7 @@ import type { EventRecorder } from "../kube/event-recorder";
 import { createMergePatch, isEmptyPatch } from "../kube/merge-patch";
 import { volumeAttachmentReference } from "../kube/objects/event";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
+import { realClock, type Clock } from "../util/clock";
 import { errorMessage } from "../util/error-message";
 import { finalizerName, nodeIdAnnotation } from "./driver-names";
 import { carriesOurFinalizer } from "./our-finalizer";
@@ -17,8 +18,8 @@ export interface VolumeAttachmentWriterOptions {
   readonly api: VolumeAttachmentPatcher;
   /** The CSI driver's name; the VA finalizer is derived from it. */
   readonly driverName: string;
-  /** Wall clock for error timestamps. Default: () => new Date(). */
-  readonly now?: () => Date;
+  /** Stamps the saved errors' time. Default: realClock. */
+  readonly clock?: Clock;
   /**
    * Record the gRPC code of a failed attach in `attachError.errorCode`.
    * Upstream does so only with its MutableCSINodeAllocatableCount feature
@@ -38,7 +39,7 @@ type Status = NonNullable<VolumeAttachment["status"]>;
 interface ResolvedVolumeAttachmentWriterOptions {
   readonly api: VolumeAttachmentPatcher;
   readonly driverName: string;
-  readonly now: () => Date;
+  readonly clock: Clock;
   readonly attachErrorCodes: boolean;
   readonly events: Pick<EventRecorder, "warning"> | undefined;
 }
@@ -48,7 +49,7 @@ function resolveVolumeAttachmentWriterOptions(options: VolumeAttachmentWriterOpt
   return {
     api: options.api,
     driverName: options.driverName,
-    now: options.now ?? (() => new Date()),
+    clock: options.clock ?? realClock,
     attachErrorCodes: options.attachErrorCodes ?? true,
     events: options.events,
   };
@@ -70,7 +71,7 @@ export class VolumeAttachmentWriter {
   /** The finalizer this attacher puts on VAs of its driver (the PV writer derives the same one). */
   private readonly finalizer: string;
   private readonly api: VolumeAttachmentPatcher;
-  private readonly now: () => Date;
+  private readonly clock: Clock;
   private readonly attachErrorCodes: boolean;
   private readonly events: Pick<EventRecorder, "warning"> | undefined;
 
@@ -79,7 +80,7 @@ export class VolumeAttachmentWriter {
     this.api = resolved.api;
     this.driverName = resolved.driverName;
     this.finalizer = finalizerName(resolved.driverName);
-    this.now = resolved.now;
+    this.clock = resolved.clock;
     this.attachErrorCodes = resolved.attachErrorCodes;
     this.events = resolved.events;
   }
@@ -194,7 +195,7 @@ export class VolumeAttachmentWriter {
 
   private volumeError(error: unknown, withCode: boolean): { message: string; time: string; errorCode?: number } {
     // metav1.Time serializes to whole seconds in RFC 3339.
-    const time = this.now().toISOString().replace(/\.\d+Z$/, "Z");
+    const time = new Date(this.clock.now()).toISOString().replace(/\.\d+Z$/, "Z");
     const message = errorMessage(error);
     const code = withCode ? grpcCode(error) : undefined;
     return code === undefined ? { message, time } : { message, time, errorCode: code };

@@ -4,6 +4,7 @@ import { Code } from "@connectrpc/connect";
 import type { Logger } from "../log/logger";
 import { Backoff, driverStartupRetry, type BackoffPolicy } from "../queue/backoff";
 import { abortableSleep } from "../util/abortable-sleep";
+import { realClock } from "../util/clock";
 import { errorMessage } from "../util/error-message";
 import type { CsiClient, DriverCapabilities } from "./csi-client";
 import { CsiCallError } from "./errors";
@@ -92,11 +93,13 @@ async function waitForSocket(path: string, backoff: Backoff, log: Logger, signal
     if (signal.aborted) throw new DriverStartupError("start-up aborted");
     const failure = await connectFailure(path);
     if (failure === undefined) return;
-    if (Date.now() - lastReport >= 10_000) {
+    const sinceReport = realClock.now() - lastReport;
+    // A clock stepped back makes it due as well, rather than silent for the step's length.
+    if (sinceReport >= 10_000 || sinceReport < 0) {
       // The reason tells a driver that has not started yet (no such file)
       // from a wrong --csi-address (a file that is not a socket).
       log.info("Still connecting", { address: `unix://${path}`, reason: failure });
-      lastReport = Date.now();
+      lastReport = realClock.now();
     }
     await abortableSleep(backoff.next(), signal);
   }

@@ -1,5 +1,6 @@
 import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { CsiOperationObserver } from "../metrics/csi-operation-observer";
+import { realClock, type Clock } from "../util/clock";
 import { codeName } from "./errors";
 
 /**
@@ -15,8 +16,8 @@ export const migratedVolumeKey = createContextKey<boolean>(false, { description:
 export interface OperationMetricsInterceptorOptions {
   /** Where each finished call goes. Required. */
   readonly observer: CsiOperationObserver;
-  /** Monotonic milliseconds. Default: `performance.now`. */
-  readonly now?: () => number;
+  /** Times each call. Default: realClock. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -26,14 +27,15 @@ export interface OperationMetricsInterceptorOptions {
  * so every call through it counts. The error is rethrown untouched.
  */
 export function createOperationMetricsInterceptor(options: OperationMetricsInterceptorOptions): Interceptor {
-  const now = options.now ?? (() => performance.now());
+  const clock = options.clock ?? realClock;
   return (next) => async (request) => {
     // The attacher makes no streaming calls; a stream's end is not here.
     if (request.stream) return next(request);
     const method = `/${request.service.typeName}/${request.method.name}`;
     const migrated = request.contextValues.get(migratedVolumeKey);
-    const started = now();
-    const observe = (code: string) => options.observer.observe({ method, code, seconds: (now() - started) / 1000, migrated });
+    const started = clock.now();
+    // A clock stepped back during the call records it as taking no time, not less than none.
+    const observe = (code: string) => options.observer.observe({ method, code, seconds: Math.max(0, clock.now() - started) / 1000, migrated });
     try {
       const response = await next(request);
       observe(codeName(0));

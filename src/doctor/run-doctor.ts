@@ -4,6 +4,7 @@ import { CsiClient } from "../csi/csi-client";
 import { createDriverTransport } from "../csi/transport";
 import { KubeClient } from "../kube/http-client";
 import { loadKubeConnection } from "../kube/kubeconfig";
+import { realClock } from "../util/clock";
 import { errorMessage } from "../util/error-message";
 import { takeSnapshot, type DoctorSnapshot } from "./cluster-snapshot";
 import { parseDoctorFlags, doctorUsage, type DoctorFlags } from "./doctor-flags";
@@ -51,7 +52,7 @@ export async function runDoctor(argv: readonly string[], streams: DoctorStreams)
     return couldNotInspect;
   }
 
-  const report = buildDoctorReport(snapshot, { nowMs: Date.now(), stuckAfterMs: flags.stuckAfterMs });
+  const report = buildDoctorReport(snapshot, { nowMs: realClock.now(), stuckAfterMs: flags.stuckAfterMs });
   streams.out(`${flags.output === "json" ? renderJson(report) : renderTable(report)}\n`);
   return report.problems === 0 ? 0 : 1;
 }

@@ -35,7 +35,7 @@ export class EventSpamFilter {
   allow(key: string): boolean {
     let bucket = this.buckets.get(key);
     if (bucket === undefined) {
-      bucket = new TokenBucket({ qps: this.qps, burst: this.burst, now: () => this.clock.now() });
+      bucket = new TokenBucket({ qps: this.qps, burst: this.burst, clock: this.clock });
       this.buckets.set(key, bucket);
     }
     return bucket.tryTake();

@@ -1,4 +1,5 @@
 import type { KubeConfig } from "@kubernetes/client-node/dist/config.js";
+import { realClock } from "../util/clock";
 import { errorMessage } from "../util/error-message";
 import { plainInCluster, plainKubeconfig, type PlainCredentials } from "./plain-kubeconfig";
 import { TokenFile } from "./token-file";
@@ -125,13 +126,15 @@ export async function loadKubeConnection(options: KubeConnectionOptions = {}): P
       authHeaders: async () => ({ Authorization: `Bearer ${tokenFile.token()}` }),
     };
   }
-  let cached = { headers: first.headers, at: Date.now() };
+  let cached = { headers: first.headers, at: realClock.now() };
   return {
     server,
     tls: first.tls,
     async authHeaders() {
-      if (Date.now() - cached.at > authRefreshMs) {
-        cached = { headers: (await resolve()).headers, at: Date.now() };
+      // Refreshed when due, and when the clock was stepped back past the last refresh.
+      const age = realClock.now() - cached.at;
+      if (age > authRefreshMs || age < 0) {
+        cached = { headers: (await resolve()).headers, at: realClock.now() };
       }
       return cached.headers;
     },

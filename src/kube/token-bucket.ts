@@ -1,17 +1,13 @@
 import { abortableSleep } from "../util/abortable-sleep";
+import { realClock, type Clock } from "../util/clock";
 
 export interface TokenBucketOptions {
   /** Tokens added per second (--kube-api-qps); must be > 0. */
   readonly qps: number;
   /** Bucket size, and the tokens it starts with (--kube-api-burst); must be >= 1. */
   readonly burst: number;
-  /** Milliseconds since an arbitrary origin. Default: performance.now (monotonic). */
-  readonly now?: () => number;
-  /**
-   * Waits `ms` or until `signal` aborts, whichever is first; must resolve
-   * (not reject) on abort. Default: abortableSleep with real timers.
-   */
-  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Refills by its time, and times the waits for a token. Default: realClock. */
+  readonly clock?: Clock;
 }
 
 const neverAborted = new AbortController().signal;
@@ -33,8 +29,7 @@ const neverAborted = new AbortController().signal;
 export class TokenBucket {
   private readonly qps: number;
   private readonly burst: number;
-  private readonly now: () => number;
-  private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  private readonly clock: Clock;
   private tokens: number;
   private last: number;
 
@@ -43,10 +38,9 @@ export class TokenBucket {
     if (!Number.isInteger(options.burst) || options.burst < 1) throw new RangeError(`token bucket burst must be an integer >= 1, got ${options.burst}`);
     this.qps = options.qps;
     this.burst = options.burst;
-    this.now = options.now ?? (() => performance.now());
-    this.sleep = options.sleep ?? abortableSleep;
+    this.clock = options.clock ?? realClock;
     this.tokens = options.burst;
-    this.last = this.now();
+    this.last = this.clock.now();
   }
 
   /**
@@ -60,7 +54,7 @@ export class TokenBucket {
     this.tokens -= 1;
     if (this.tokens >= 0) return;
     const delayMs = (-this.tokens / this.qps) * 1000;
-    await this.sleep(delayMs, signal ?? neverAborted);
+    await abortableSleep(delayMs, signal ?? neverAborted, this.clock);
     if (signal?.aborted) {
       // Give the reservation back so that later callers do not wait for a
       // request that was never sent (x/time/rate's Reservation.Cancel).
@@ -88,10 +82,12 @@ export class TokenBucket {
   }
 
   private refill(): void {
-    const now = this.now();
+    const now = this.clock.now();
     const elapsedMs = now - this.last;
-    if (elapsedMs <= 0) return;
+    // A clock stepped back counts from its new time: waiting for the old one
+    // to come round again would hold every request for the step's length.
     this.last = now;
+    if (elapsedMs <= 0) return;
     this.tokens = Math.min(this.burst, this.tokens + (elapsedMs * this.qps) / 1000);
   }
 }
@@ -102,7 +98,7 @@ export class TokenBucket {
  * qps 0 means the default 5, burst 0 the default 10, and a negative qps
  * means no client-side limit at all (undefined: no throttle).
  */
-export function createApiThrottle(qps: number, burst: number, options: Pick<TokenBucketOptions, "now" | "sleep"> = {}): ((signal?: AbortSignal) => Promise<void>) | undefined {
+export function createApiThrottle(qps: number, burst: number, options: Pick<TokenBucketOptions, "clock"> = {}): ((signal?: AbortSignal) => Promise<void>) | undefined {
   const effectiveQps = qps === 0 ? 5 : qps;
   const effectiveBurst = burst === 0 ? 10 : burst;
   if (effectiveQps < 0) return undefined;

@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from "node:fs";
+import { realClock, type Clock } from "../util/clock";
 
 export interface TokenFileOptions {
   /** Path of the token file, e.g. the service account's projected token. */
@@ -7,8 +8,8 @@ export interface TokenFileOptions {
   readonly maxAgeMs?: number;
   /** How often, at most, the file is stat()ed to notice a rotation early. Default 1 s; 0 checks on every call. */
   readonly checkIntervalMs?: number;
-  /** Milliseconds clock. Default: performance.now. */
-  readonly now?: () => number;
+  /** Times the re-reads and the checks. Default: realClock. */
+  readonly clock?: Clock;
 }
 
 interface FileStamp {
@@ -30,7 +31,7 @@ export class TokenFile {
   private readonly path: string;
   private readonly maxAgeMs: number;
   private readonly checkIntervalMs: number;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private cached: string;
   private stamp: FileStamp;
   private readAt: number;
@@ -40,10 +41,10 @@ export class TokenFile {
     this.path = options.path;
     this.maxAgeMs = options.maxAgeMs ?? 60_000;
     this.checkIntervalMs = options.checkIntervalMs ?? 1_000;
-    this.now = options.now ?? (() => performance.now());
+    this.clock = options.clock ?? realClock;
     this.stamp = this.stat();
     this.cached = this.read();
-    this.readAt = this.checkedAt = this.now();
+    this.readAt = this.checkedAt = this.clock.now();
   }
 
   /**
@@ -52,13 +53,16 @@ export class TokenFile {
    * check tries again.
    */
   token(): string {
-    const now = this.now();
-    if (now - this.readAt < this.maxAgeMs && now - this.checkedAt < this.checkIntervalMs) return this.cached;
+    const now = this.clock.now();
+    // A clock stepped back makes an age negative: that is a due check and a
+    // due re-read, not a token young for as long as the step.
+    const fresh = within(now - this.readAt, this.maxAgeMs);
+    if (fresh && within(now - this.checkedAt, this.checkIntervalMs)) return this.cached;
     this.checkedAt = now;
     let stamp: FileStamp;
     try {
       stamp = this.stat();
-      if (now - this.readAt < this.maxAgeMs && sameStamp(stamp, this.stamp)) return this.cached;
+      if (fresh && sameStamp(stamp, this.stamp)) return this.cached;
       const token = this.read();
       if (token === "") return this.cached;
       this.cached = token;
@@ -81,6 +85,11 @@ export class TokenFile {
   private read(): string {
     return readFileSync(this.path, "utf8").trim();
   }
+}
+
+/** within: an age of `ageMs` is still under `limitMs`, and not negative. */
+function within(ageMs: number, limitMs: number): boolean {
+  return ageMs >= 0 && ageMs < limitMs;
 }
 
 function sameStamp(a: FileStamp, b: FileStamp): boolean {

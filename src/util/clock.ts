@@ -5,9 +5,19 @@
 export type TimerHandle = Timer | number;
 
 /**
- * Clock is the small slice of time the queue needs: reading the time and
- * scheduling one callback. It is injected so tests can step a fake clock
- * instead of sleeping (client-go does the same with `k8s.io/utils/clock`).
+ * Clock is the program's clock: reading the time and scheduling one
+ * callback. Whatever reads the time or waits for it (the queues, leader
+ * election, the API throttle, the token file, events, the VA writer's
+ * error timestamps) takes a Clock, so tests step a fake clock instead of
+ * sleeping, one way everywhere (client-go does the same with
+ * `k8s.io/utils/clock`). Only code that times a real call and that no test
+ * drives (a gRPC deadline, the time a watch ran) reads `performance.now`.
+ *
+ * `now()` is the wall clock, which an operator or NTP may step back: code
+ * that measures an interval with it never waits for the old time to come
+ * round again. A negative interval makes a check, refresh or report due
+ * (token file, kubeconfig, driver start-up) or restarts the count (the
+ * API throttle's refill).
  */
 export interface Clock {
   /** Milliseconds since the epoch, like `Date.now()`. */

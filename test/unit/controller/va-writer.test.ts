@@ -4,6 +4,7 @@ import { VolumeAttachmentWriter } from "../../../src/controller/va-writer";
 import { CsiCallError } from "../../../src/csi/errors";
 import { KubeApiError } from "../../../src/kube/errors";
 import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/objects/volume-attachment";
+import { FakeClock } from "../queue/fake-clock";
 
 function va(metadata: object, status: object): VolumeAttachment {
   return parseVolumeAttachment({ metadata: { name: "va1", resourceVersion: "1", ...metadata }, spec: { attacher: "d", nodeName: "n", source: { persistentVolumeName: "pv1" } }, status });
@@ -18,7 +19,7 @@ function recordingWriter(answer: (patch: object) => VolumeAttachment, options: {
       return answer(patch);
     },
   };
-  const writer = new VolumeAttachmentWriter({ api, driverName: "d", now: () => new Date("2026-11-22T10:00:00.999Z"), ...options });
+  const writer = new VolumeAttachmentWriter({ api, driverName: "d", clock: new FakeClock(Date.parse("2026-11-22T10:00:00.999Z")), ...options });
   return { writer, patches };
 }
 

@@ -3,14 +3,22 @@ import { Code, ConnectError, createClient, createContextValues, createRouterTran
 import { Controller, Identity } from "../../../gen/csi/v1/csi_pb";
 import { createOperationMetricsInterceptor, migratedVolumeKey } from "../../../src/csi/operation-metrics-interceptor";
 import type { CsiOperation } from "../../../src/metrics/csi-operation-observer";
+import { FakeClock } from "../queue/fake-clock";
+
+/** SteppingClock moves 125 ms at every reading: each call takes 125 ms. */
+class SteppingClock extends FakeClock {
+  override now(): number {
+    this.step(125);
+    return super.now();
+  }
+}
 
 /** A driver whose publish fails with NotFound for volume "missing", and a clock that advances 125 ms per reading. */
 function setUp() {
   const operations: CsiOperation[] = [];
-  let time = 0;
   const interceptor = createOperationMetricsInterceptor({
     observer: { observe: (operation) => operations.push(operation) },
-    now: () => (time += 125),
+    clock: new SteppingClock(0),
   });
   const transport = createRouterTransport(
     (router) => {

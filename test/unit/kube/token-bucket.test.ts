@@ -6,17 +6,9 @@ import { settle } from "../queue/settle";
 /** A bucket on a fake clock, and a way to see which of several callers got through. */
 function fakeBucket(qps: number, burst: number) {
   const clock = new FakeClock(0);
-  const sleeps: number[] = [];
-  const sleep = (ms: number, signal: AbortSignal) =>
-    new Promise<void>((resolve) => {
-      sleeps.push(ms);
-      const handle = clock.setTimeout(resolve, ms);
-      signal.addEventListener("abort", () => {
-        clock.clearTimeout(handle);
-        resolve();
-      });
-    });
-  const bucket = new TokenBucket({ qps, burst, now: () => clock.now(), sleep });
+  // Every wait for a token is one timer on the clock.
+  const sleeps = clock.delays;
+  const bucket = new TokenBucket({ qps, burst, clock });
   const passed: number[] = [];
   const request = (id: number, signal?: AbortSignal) =>
     bucket.wait(signal).then(
@@ -100,6 +92,17 @@ describe("token bucket (--kube-api-qps/--kube-api-burst)", () => {
     expect([bucket.tryTake(), bucket.available()]).toEqual([true, 0]);
   });
 
+  it("counts the refill from the first reading after the clock is stepped back, instead of waiting for the old time to come round", () => {
+    const { clock, bucket } = fakeBucket(1, 1);
+    expect(bucket.tryTake()).toBe(true);
+    clock.step(-3_600_000);
+    expect(bucket.tryTake()).toBe(false);
+    clock.step(999);
+    expect(bucket.tryTake()).toBe(false);
+    clock.step(1);
+    expect(bucket.tryTake()).toBe(true);
+  });
+
   it("refuses a qps or burst it cannot honour", () => {
     expect(() => new TokenBucket({ qps: 0, burst: 1 })).toThrow("qps must be a positive number");
     expect(() => new TokenBucket({ qps: 1, burst: 0 })).toThrow("burst must be an integer >= 1");
@@ -109,11 +112,13 @@ describe("token bucket (--kube-api-qps/--kube-api-burst)", () => {
 describe("createApiThrottle resolves the flags as client-go's rest config does", () => {
   it("treats qps 0 and burst 0 as the defaults 5 and 10", async () => {
     const clock = new FakeClock(0);
-    const sleeps: number[] = [];
-    const throttle = createApiThrottle(0, 0, { now: () => clock.now(), sleep: async (ms) => void sleeps.push(ms) });
-    for (let i = 0; i < 11; i++) await throttle?.();
+    const throttle = createApiThrottle(0, 0, { clock });
+    for (let i = 0; i < 10; i++) await throttle?.();
+    const eleventh = throttle?.();
     // Ten from the burst, the eleventh waits 1/5 s.
-    expect(sleeps).toEqual([200]);
+    expect(clock.delays).toEqual([200]);
+    clock.step(200);
+    await eleventh;
   });
 
   it("has no limit at all when qps is negative", () => {

@@ -3,6 +3,7 @@ import { mkdtempSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TokenFile } from "../../../src/kube/token-file";
+import { FakeClock } from "../queue/fake-clock";
 
 const fixedMtime = 1_700_000_000;
 
@@ -11,15 +12,23 @@ function tokenFileAt(first: string) {
   writeFileSync(path, `${first}\n`);
   // Whole seconds, so that a test can give a rewritten file the same mtime exactly.
   utimesSync(path, fixedMtime, fixedMtime);
-  let time = 0;
-  const file = new TokenFile({ path, maxAgeMs: 60_000, checkIntervalMs: 1_000, now: () => time });
-  return { path, file, advance: (ms: number) => void (time += ms) };
+  const clock = new FakeClock(0);
+  const file = new TokenFile({ path, maxAgeMs: 60_000, checkIntervalMs: 1_000, clock });
+  return { path, file, advance: (ms: number) => clock.step(ms) };
 }
 
 /** Rotates the token the way the kubelet does: a new file swapped into place. */
 function rotate(path: string, token: string): void {
   writeFileSync(`${path}.new`, `${token}\n`);
   renameSync(`${path}.new`, path);
+}
+
+/** Rewrites the token in place with the same inode, size and mtime: only a re-read by age can find it. */
+function rewriteUnseen(path: string, token: string): void {
+  const inode = statSync(path).ino;
+  writeFileSync(path, `${token}\n`);
+  utimesSync(path, fixedMtime, fixedMtime);
+  expect(statSync(path).ino).toBe(inode);
 }
 
 describe("service-account token file", () => {
@@ -39,14 +48,17 @@ describe("service-account token file", () => {
 
   it("re-reads after a minute even when the file looks unchanged, as client-go does", () => {
     const { path, file, advance } = tokenFileAt("token-1");
-    const inode = statSync(path).ino;
-    // Same inode, same size, same mtime: only the age can tell.
-    writeFileSync(path, "token-X\n");
-    utimesSync(path, fixedMtime, fixedMtime);
-    expect(statSync(path).ino).toBe(inode);
+    rewriteUnseen(path, "token-X");
     advance(1_000);
     expect(file.token()).toBe("token-1");
     advance(59_000);
+    expect(file.token()).toBe("token-X");
+  });
+
+  it("checks at once, and re-reads, when the clock was stepped back, rather than keep the token for the step's length", () => {
+    const { path, file, advance } = tokenFileAt("token-1");
+    rewriteUnseen(path, "token-X");
+    advance(-3_600_000);
     expect(file.token()).toBe("token-X");
   });
 

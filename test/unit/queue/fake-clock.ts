@@ -14,6 +14,8 @@ export class FakeClock implements Clock {
   private time: number;
   private nextId = 1;
   private readonly timers = new Map<number, FakeTimer>();
+  /** The delay of every timer scheduled so far, in the order they were scheduled. */
+  readonly delays: number[] = [];
 
   constructor(start = 1_000_000) {
     this.time = start;
@@ -25,6 +27,7 @@ export class FakeClock implements Clock {
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
     const id = this.nextId++;
+    this.delays.push(ms);
     this.timers.set(id, { id, dueAt: this.time + Math.max(0, ms), fn });
     return id;
   }

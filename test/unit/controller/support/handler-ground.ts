@@ -18,6 +18,7 @@ import { parsePersistentVolume, type PersistentVolume } from "../../../../src/ku
 import { parseVolumeAttachment, type VolumeAttachment } from "../../../../src/kube/objects/volume-attachment";
 import { Store } from "../../../../src/kube/store";
 import { Logger } from "../../../../src/log/logger";
+import { FakeClock } from "../../queue/fake-clock";
 
 /**
  * A CSI handler wired to in-memory fakes: the driver is a Connect router
@@ -124,7 +125,7 @@ export function createHandlerGround(options: GroundOptions = {}) {
   const forcedSyncs = new ForcedSyncs();
   const log = new Logger({ sink: () => {} });
   const vanished = new VanishedVolumeAttachments({ driverName, log });
-  const writer = new VolumeAttachmentWriter({ api, driverName, now: () => now });
+  const writer = new VolumeAttachmentWriter({ api, driverName, clock: new FakeClock(now.getTime()) });
   const handler = new CsiHandler({
     driverName,
     csi: new CsiClient(transport),
