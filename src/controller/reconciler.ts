@@ -44,6 +44,11 @@ export interface ReconcilerOptions {
   readonly clock?: Clock;
 }
 
+/** resolveReconcilerOptions fills the defaults of every optional field. */
+function resolveReconcilerOptions(options: ReconcilerOptions): Required<ReconcilerOptions> {
+  return { ...options, clock: options.clock ?? realClock };
+}
+
 /** Upstream's ReconcileVA log line for each step a VA's volume can fail to resolve at. */
 const resolutionFailures: Record<ResolutionStep, string> = {
   "pv-spec": "Failed to get PV Spec",
@@ -79,10 +84,10 @@ type Compared = { readonly va: VolumeAttachment } & ({ readonly target: Target; 
  * never worked on twice at once.
  */
 export class Reconciler {
-  private readonly clock: Clock;
+  private readonly options: Required<ReconcilerOptions>;
 
-  constructor(private readonly options: ReconcilerOptions) {
-    this.clock = options.clock ?? realClock;
+  constructor(options: ReconcilerOptions) {
+    this.options = resolveReconcilerOptions(options);
   }
 
   /**
@@ -95,7 +100,7 @@ export class Reconciler {
     log.v(2).info("Starting VolumeAttachment reconciler", { periodMs, maxEntries });
     while (!signal.aborted) {
       await this.reconcile(signal);
-      await abortableSleep(periodMs, signal, this.clock);
+      await abortableSleep(periodMs, signal, this.options.clock);
     }
   }
 

@@ -16,6 +16,11 @@ export interface GrpcLogInterceptorOptions {
   readonly maxLogLength?: number;
 }
 
+/** resolveGrpcLogInterceptorOptions fills the defaults of every optional field. */
+function resolveGrpcLogInterceptorOptions(options: GrpcLogInterceptorOptions): Required<GrpcLogInterceptorOptions> {
+  return { log: options.log, maxLogLength: options.maxLogLength ?? -1 };
+}
+
 /**
  * createGrpcLogInterceptor logs every unary CSI call at -v=5 as upstream's
  * csi-lib-utils `connection.LogGRPC` does: "GRPC call" (the full method),
@@ -24,9 +29,9 @@ export interface GrpcLogInterceptorOptions {
  * verbosity it passes calls straight through, rendering nothing.
  */
 export function createGrpcLogInterceptor(options: GrpcLogInterceptorOptions): Interceptor {
-  const maxLogLength = options.maxLogLength ?? -1;
+  const { log, maxLogLength } = resolveGrpcLogInterceptorOptions(options);
   return (next) => async (req) => {
-    const debug = options.log.v(grpcLogLevel);
+    const debug = log.v(grpcLogLevel);
     if (!debug.enabled || req.stream) return next(req);
     const method = `/${req.service.typeName}/${req.method.name}`;
     debug.info("GRPC call", { method });

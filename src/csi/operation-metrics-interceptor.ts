@@ -20,6 +20,11 @@ export interface OperationMetricsInterceptorOptions {
   readonly clock?: Clock;
 }
 
+/** resolveOperationMetricsInterceptorOptions fills the defaults of every optional field. */
+function resolveOperationMetricsInterceptorOptions(options: OperationMetricsInterceptorOptions): Required<OperationMetricsInterceptorOptions> {
+  return { observer: options.observer, clock: options.clock ?? realClock };
+}
+
 /**
  * createOperationMetricsInterceptor times every unary CSI call, start-up
  * calls (Probe, GetPluginInfo) included, and reports it with its outcome:
@@ -27,7 +32,7 @@ export interface OperationMetricsInterceptorOptions {
  * so every call through it counts. The error is rethrown untouched.
  */
 export function createOperationMetricsInterceptor(options: OperationMetricsInterceptorOptions): Interceptor {
-  const clock = options.clock ?? realClock;
+  const { observer, clock } = resolveOperationMetricsInterceptorOptions(options);
   return (next) => async (request) => {
     // The attacher makes no streaming calls; a stream's end is not here.
     if (request.stream) return next(request);
@@ -35,7 +40,7 @@ export function createOperationMetricsInterceptor(options: OperationMetricsInter
     const migrated = request.contextValues.get(migratedVolumeKey);
     const started = clock.now();
     // A clock stepped back during the call records it as taking no time, not less than none.
-    const observe = (code: string) => options.observer.observe({ method, code, seconds: Math.max(0, clock.now() - started) / 1000, migrated });
+    const observe = (code: string) => observer.observe({ method, code, seconds: Math.max(0, clock.now() - started) / 1000, migrated });
     try {
       const response = await next(request);
       observe(codeName(0));

@@ -16,6 +16,11 @@ export interface DriverTransportOptions {
   readonly interceptors?: readonly Interceptor[];
 }
 
+/** resolveDriverTransportOptions fills the defaults of every optional field. */
+function resolveDriverTransportOptions(options: DriverTransportOptions): Required<DriverTransportOptions> {
+  return { ...options, interceptors: options.interceptors ?? [] };
+}
+
 /**
  * createDriverTransport opens the Connect gRPC transport to a CSI driver over
  * its Unix socket. This is the only file that imports connect-node.
@@ -29,7 +34,8 @@ export interface DriverTransportOptions {
  * probe connection is kept open as a watch of its own: when it closes, the
  * check runs again, until a dial is refused or the driver keeps it.
  */
-export function createDriverTransport(options: DriverTransportOptions): Transport {
+export function createDriverTransport(given: DriverTransportOptions): Transport {
+  const options = resolveDriverTransportOptions(given);
   let lost = false;
   let everConnected = false;
 
@@ -83,7 +89,7 @@ export function createDriverTransport(options: DriverTransportOptions): Transpor
     // when idle (default 15 min), so that its socket is there to close when
     // the driver dies. connect-node's timer helper ignores Infinity.
     idleConnectionTimeoutMs: Number.POSITIVE_INFINITY,
-    interceptors: [...(options.interceptors ?? [])],
+    interceptors: [...options.interceptors],
     nodeOptions: {
       createConnection: () => {
         const socket = net.connect(options.socketPath);

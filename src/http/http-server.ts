@@ -39,6 +39,14 @@ export interface RunningHttpServer extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
+/** ResolvedHttpServerOptions are the options with every default filled; without leader election there is no health check to serve. */
+type ResolvedHttpServerOptions = HttpServerOptions & Required<Pick<HttpServerOptions, "metricsPath">>;
+
+/** resolveHttpServerOptions fills the defaults of every optional field. */
+function resolveHttpServerOptions(options: HttpServerOptions): ResolvedHttpServerOptions {
+  return { ...options, metricsPath: options.metricsPath ?? "/metrics" };
+}
+
 /**
  * startHttpServer listens on the operator's address and serves, like the Go
  * sidecar's ServeMux, the metrics path and (with leader election)
@@ -47,10 +55,10 @@ export interface RunningHttpServer extends AsyncDisposable {
  * is 404. Failing to listen throws {@link HttpServerStartError}: upstream
  * exits 1 then.
  */
-export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
+export function startHttpServer(given: HttpServerOptions): RunningHttpServer {
+  const options = resolveHttpServerOptions(given);
   const { host, port } = parseListenAddress(options.address);
-  const metricsPath = options.metricsPath ?? "/metrics";
-  const { log } = options;
+  const { metricsPath, log } = options;
   const fetch = (request: Request): Promise<Response> | Response => {
     const path = new URL(request.url).pathname;
     if (path === metricsPath) return serveMetrics(options.metrics, log);

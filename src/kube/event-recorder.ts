@@ -30,6 +30,19 @@ export interface EventRecorderOptions {
   readonly signal?: AbortSignal;
 }
 
+/** resolveEventRecorderOptions fills the defaults of every optional field. */
+function resolveEventRecorderOptions(options: EventRecorderOptions): Required<EventRecorderOptions> {
+  return {
+    ...options,
+    clock: options.clock ?? realClock,
+    maxQueued: options.maxQueued ?? 1000,
+    maxTries: options.maxTries ?? 12,
+    retryDelayMs: options.retryDelayMs ?? 10_000,
+    random: options.random ?? Math.random,
+    signal: options.signal ?? new AbortController().signal,
+  };
+}
+
 /**
  * EventRecorder writes core/v1 Events the way client-go's recorder and
  * broadcaster do: recording never blocks or fails the caller; events are
@@ -42,35 +55,18 @@ export interface EventRecorderOptions {
  * of secrets (the same text they store in a status error).
  */
 export class EventRecorder {
-  private readonly client: KubeClient;
-  private readonly log: Logger;
-  private readonly component: string;
-  private readonly host: string;
-  private readonly clock: Clock;
+  private readonly options: Required<EventRecorderOptions>;
   private readonly correlator: EventCorrelator;
   private readonly nameEvent: (objectName: string) => string;
-  private readonly maxQueued: number;
-  private readonly maxTries: number;
-  private readonly retryDelayMs: number;
-  private readonly random: () => number;
-  private readonly signal: AbortSignal;
   /** The chain of pending writes; each link writes one event after the previous one settled. */
   private tail: Promise<void> = Promise.resolve();
   private queued = 0;
 
   constructor(options: EventRecorderOptions) {
-    this.client = options.client;
-    this.log = options.log;
-    this.component = options.component;
-    this.host = options.host;
-    this.clock = options.clock ?? realClock;
-    this.nameEvent = eventNamer(() => this.clock.now());
-    this.correlator = new EventCorrelator({ clock: this.clock, nameEvent: this.nameEvent });
-    this.maxQueued = options.maxQueued ?? 1000;
-    this.maxTries = options.maxTries ?? 12;
-    this.retryDelayMs = options.retryDelayMs ?? 10_000;
-    this.random = options.random ?? Math.random;
-    this.signal = options.signal ?? new AbortController().signal;
+    this.options = resolveEventRecorderOptions(options);
+    const { clock } = this.options;
+    this.nameEvent = eventNamer(() => clock.now());
+    this.correlator = new EventCorrelator({ clock, nameEvent: this.nameEvent });
   }
 
   /** warning records a Warning event about `object`; it returns at once. */
@@ -80,15 +76,15 @@ export class EventRecorder {
 
   /** record queues one event for writing; drops it (with a log line) when the queue is full. */
   record(type: EventType, object: ObjectReference, reason: string, message: string): void {
-    if (this.queued >= this.maxQueued) {
-      this.log.error("Unable to record event: too many queued events, dropped event", { object: object.name, reason });
+    if (this.queued >= this.options.maxQueued) {
+      this.options.log.error("Unable to record event: too many queued events, dropped event", { object: object.name, reason });
       return;
     }
     const event = this.makeEvent(type, object, reason, message);
     this.queued++;
     this.tail = this.tail
       .then(() => this.write(event))
-      .catch((e: unknown) => this.log.error("Unable to write event", { err: errorMessage(e), object: object.name, reason }))
+      .catch((e: unknown) => this.options.log.error("Unable to write event", { err: errorMessage(e), object: object.name, reason }))
       .finally(() => {
         this.queued--;
       });
@@ -100,16 +96,16 @@ export class EventRecorder {
   }
 
   private makeEvent(type: EventType, object: ObjectReference, reason: string, message: string): CoreEvent {
-    const timestamp = formatKubeTime(this.clock.now());
+    const timestamp = formatKubeTime(this.options.clock.now());
     return {
       metadata: { name: this.nameEvent(object.name), namespace: object.namespace === "" ? "default" : object.namespace },
       involvedObject: object,
       reason,
       message,
       type,
-      source: { component: this.component, host: this.host },
-      reportingComponent: this.component,
-      reportingInstance: this.host,
+      source: { component: this.options.component, host: this.options.host },
+      reportingComponent: this.options.component,
+      reportingInstance: this.options.host,
       firstTimestamp: timestamp,
       lastTimestamp: timestamp,
       count: 1,
@@ -119,7 +115,7 @@ export class EventRecorder {
   private async write(event: CoreEvent): Promise<void> {
     const result = this.correlator.correlate(event);
     if (result.skip) {
-      this.log.v(4).info("Event dropped by the per-object rate limit", { object: event.involvedObject.name, reason: event.reason });
+      this.options.log.v(4).info("Event dropped by the per-object rate limit", { object: event.involvedObject.name, reason: event.reason });
       return;
     }
     for (let tries = 1; ; tries++) {
@@ -130,17 +126,17 @@ export class EventRecorder {
       } catch (e: unknown) {
         if (e instanceof KubeApiError) {
           // The server answered: retrying the same write cannot change its mind (client-go does not retry either).
-          if (isAlreadyExists(e)) this.log.v(5).info("Event already exists", { event: result.event.metadata.name });
-          else this.log.error("Server rejected event (will not retry!)", { err: e.message, object: event.involvedObject.name, reason: event.reason });
+          if (isAlreadyExists(e)) this.options.log.v(5).info("Event already exists", { event: result.event.metadata.name });
+          else this.options.log.error("Server rejected event (will not retry!)", { err: e.message, object: event.involvedObject.name, reason: event.reason });
           return;
         }
-        if (tries >= this.maxTries) {
-          this.log.error("Unable to write event, giving up", { err: errorMessage(e), tries, object: event.involvedObject.name, reason: event.reason });
+        if (tries >= this.options.maxTries) {
+          this.options.log.error("Unable to write event, giving up", { err: errorMessage(e), tries, object: event.involvedObject.name, reason: event.reason });
           return;
         }
         // Spread the first retry so replicas recovering together do not retry in lockstep.
-        if (this.signal.aborted) return;
-        await abortableSleep(tries === 1 ? this.random() * this.retryDelayMs : this.retryDelayMs, this.signal, this.clock);
+        if (this.options.signal.aborted) return;
+        await abortableSleep(tries === 1 ? this.options.random() * this.options.retryDelayMs : this.options.retryDelayMs, this.options.signal, this.options.clock);
       }
     }
   }
@@ -150,13 +146,13 @@ export class EventRecorder {
     const { event, patch } = result;
     if (patch) {
       try {
-        return await this.client.patch<CoreEvent>(eventPath(event.metadata.namespace, event.metadata.name), "merge", patch);
+        return await this.options.client.patch<CoreEvent>(eventPath(event.metadata.namespace, event.metadata.name), "merge", patch);
       } catch (e: unknown) {
         // Events expire (one hour by default): start a new object with the count so far.
         if (!isNotFound(e)) throw e;
       }
     }
-    return this.client.post<CoreEvent>(eventsPath(event.metadata.namespace), { apiVersion: "v1", kind: "Event", ...withoutResourceVersion(event) });
+    return this.options.client.post<CoreEvent>(eventsPath(event.metadata.namespace), { apiVersion: "v1", kind: "Event", ...withoutResourceVersion(event) });
   }
 }
 

@@ -3,6 +3,7 @@ import { LruCache } from "./lru-cache";
 import { TokenBucket } from "./token-bucket";
 
 export interface EventSpamFilterOptions {
+  /** Refills the buckets. Required: the recorder's clock. */
   readonly clock: Clock;
   /** Events one source may emit about one object at once. Default 25 (client-go's defaultSpamBurst). */
   readonly burst?: number;
@@ -12,6 +13,11 @@ export interface EventSpamFilterOptions {
   readonly capacity?: number;
 }
 
+/** resolveEventSpamFilterOptions fills the defaults of every optional field. */
+function resolveEventSpamFilterOptions(options: EventSpamFilterOptions): Required<EventSpamFilterOptions> {
+  return { clock: options.clock, burst: options.burst ?? 25, qps: options.qps ?? 1 / 300, capacity: options.capacity ?? 4096 };
+}
+
 /**
  * EventSpamFilter is client-go's EventSourceObjectSpamFilter: one token
  * bucket per source and involved object. A VA whose attach fails every
@@ -19,23 +25,20 @@ export interface EventSpamFilterOptions {
  * retry storm cannot flood the API server with event writes.
  */
 export class EventSpamFilter {
-  private readonly clock: Clock;
-  private readonly burst: number;
-  private readonly qps: number;
+  private readonly options: Required<EventSpamFilterOptions>;
   private readonly buckets: LruCache<string, TokenBucket>;
 
   constructor(options: EventSpamFilterOptions) {
-    this.clock = options.clock;
-    this.burst = options.burst ?? 25;
-    this.qps = options.qps ?? 1 / 300;
-    this.buckets = new LruCache(options.capacity ?? 4096);
+    this.options = resolveEventSpamFilterOptions(options);
+    this.buckets = new LruCache(this.options.capacity);
   }
 
   /** allow takes a token for `key` (source + object) and tells whether one was there. */
   allow(key: string): boolean {
     let bucket = this.buckets.get(key);
     if (bucket === undefined) {
-      bucket = new TokenBucket({ qps: this.qps, burst: this.burst, clock: this.clock });
+      const { qps, burst, clock } = this.options;
+      bucket = new TokenBucket({ qps, burst, clock });
       this.buckets.set(key, bucket);
     }
     return bucket.tryTake();

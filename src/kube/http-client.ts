@@ -11,6 +11,7 @@ const patchContentTypes: Readonly<Record<PatchType, string>> = {
 };
 
 export interface KubeClientOptions {
+  /** The API server's address, TLS settings and credentials. Required. */
   readonly connection: KubeConnection;
   /** User-Agent sent with every request, so API server audit logs name us. Default "csi-attacher". */
   readonly userAgent?: string;
@@ -20,6 +21,11 @@ export interface KubeClientOptions {
    * Default: no limit.
    */
   readonly throttle?: (signal?: AbortSignal) => Promise<void>;
+}
+
+/** resolveKubeClientOptions fills the defaults of every optional field. */
+function resolveKubeClientOptions(options: KubeClientOptions): Required<KubeClientOptions> {
+  return { connection: options.connection, userAgent: options.userAgent ?? "csi-attacher", throttle: options.throttle ?? (async () => {}) };
 }
 
 interface RequestInit {
@@ -35,14 +41,10 @@ interface RequestInit {
  * by line. It knows nothing of resource kinds; callers pass API paths.
  */
 export class KubeClient {
-  private readonly connection: KubeConnection;
-  private readonly userAgent: string;
-  private readonly throttle: (signal?: AbortSignal) => Promise<void>;
+  private readonly options: Required<KubeClientOptions>;
 
   constructor(options: KubeClientOptions) {
-    this.connection = options.connection;
-    this.userAgent = options.userAgent ?? "csi-attacher";
-    this.throttle = options.throttle ?? (async () => {});
+    this.options = resolveKubeClientOptions(options);
   }
 
   async get<T>(path: string, signal?: AbortSignal): Promise<T> {
@@ -114,14 +116,14 @@ export class KubeClient {
   }
 
   private async send(path: string, init: RequestInit): Promise<Response> {
-    await this.throttle(init.signal);
+    await this.options.throttle(init.signal);
     const headers: Record<string, string> = {
-      ...(await this.connection.authHeaders()),
+      ...(await this.options.connection.authHeaders()),
       Accept: "application/json",
-      "User-Agent": this.userAgent,
+      "User-Agent": this.options.userAgent,
     };
     if (init.contentType) headers["Content-Type"] = init.contentType;
-    const url = this.connection.server + path;
+    const url = this.options.connection.server + path;
     let response: Response;
     try {
       response = await fetch(url, {
@@ -129,7 +131,7 @@ export class KubeClient {
         headers,
         body: init.body ?? null,
         signal: init.signal ?? null,
-        tls: this.connection.tls,
+        tls: this.options.connection.tls,
       });
     } catch (e: unknown) {
       if (init.signal?.aborted) throw e;

@@ -70,32 +70,42 @@ function pemText(value: string | Buffer | undefined): string | undefined {
   return typeof value === "string" ? value : value.toString("utf8");
 }
 
+/** resolveKubeConnectionOptions fills the defaults of every optional field. */
+function resolveKubeConnectionOptions(options: KubeConnectionOptions): Required<KubeConnectionOptions> {
+  return {
+    kubeconfig: options.kubeconfig ?? "",
+    authRefreshMs: options.authRefreshMs ?? 60_000,
+    inClusterPathPrefix: options.inClusterPathPrefix ?? "",
+    tokenFileCheckMs: options.tokenFileCheckMs ?? 1_000,
+  };
+}
+
 /** loadKubeConnection reads a kubeconfig file, or the in-cluster service account when none is given. */
 export async function loadKubeConnection(options: KubeConnectionOptions = {}): Promise<KubeConnection> {
-  const authRefreshMs = options.authRefreshMs ?? 60_000;
-  if (!options.kubeconfig && (!process.env["KUBERNETES_SERVICE_HOST"] || !process.env["KUBERNETES_SERVICE_PORT"])) {
+  const { kubeconfig, authRefreshMs, inClusterPathPrefix, tokenFileCheckMs } = resolveKubeConnectionOptions(options);
+  if (!kubeconfig && (!process.env["KUBERNETES_SERVICE_HOST"] || !process.env["KUBERNETES_SERVICE_PORT"])) {
     throw new Error("no --kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)");
   }
-  const plain = options.kubeconfig ? plainKubeconfig(options.kubeconfig) : plainInCluster(process.env, options.inClusterPathPrefix ?? "");
-  if (plain !== undefined) return plainConnection(plain, authRefreshMs, options.tokenFileCheckMs ?? 1_000);
+  const plain = kubeconfig ? plainKubeconfig(kubeconfig) : plainInCluster(process.env, inClusterPathPrefix);
+  if (plain !== undefined) return plainConnection(plain, authRefreshMs, tokenFileCheckMs);
 
   const { KubeConfig } = await import("@kubernetes/client-node/dist/config.js");
   const config = new KubeConfig();
-  if (options.kubeconfig) {
+  if (kubeconfig) {
     try {
-      config.loadFromFile(options.kubeconfig);
+      config.loadFromFile(kubeconfig);
     } catch (e: unknown) {
       // client-node's errors name neither the file nor (for YAML) fit one
       // line; say it as client-go's clientcmd does, so the one log line
       // names the file and what is wrong with it.
       const reason = errorMessage(e).split("\n")[0]?.trim() ?? "";
-      throw new Error(`error loading config file ${JSON.stringify(options.kubeconfig)}: ${reason}`, { cause: e });
+      throw new Error(`error loading config file ${JSON.stringify(kubeconfig)}: ${reason}`, { cause: e });
     }
   } else {
-    config.loadFromCluster(options.inClusterPathPrefix ?? "");
+    config.loadFromCluster(inClusterPathPrefix);
   }
   const cluster = config.getCurrentCluster();
-  if (!cluster) throw new Error(`kubeconfig ${options.kubeconfig ?? "(in-cluster)"} has no current cluster`);
+  if (!cluster) throw new Error(`kubeconfig ${kubeconfig || "(in-cluster)"} has no current cluster`);
 
   const resolve = async (): Promise<{ headers: Record<string, string>; tls: KubeTlsOptions }> => {
     const https: HttpsOptions = { headers: {} };
@@ -119,7 +129,7 @@ export async function loadKubeConnection(options: KubeConnectionOptions = {}): P
   if (tokenFilePath !== undefined) {
     // Bound service-account tokens rotate on disk; read them ourselves so a
     // rotation is picked up within a second, not after client-node's minute.
-    const tokenFile = new TokenFile({ path: tokenFilePath, maxAgeMs: authRefreshMs, checkIntervalMs: options.tokenFileCheckMs ?? 1_000 });
+    const tokenFile = new TokenFile({ path: tokenFilePath, maxAgeMs: authRefreshMs, checkIntervalMs: tokenFileCheckMs });
     return {
       server,
       tls: first.tls,

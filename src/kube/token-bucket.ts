@@ -12,6 +12,11 @@ export interface TokenBucketOptions {
 
 const neverAborted = new AbortController().signal;
 
+/** resolveTokenBucketOptions fills the defaults of every optional field. */
+function resolveTokenBucketOptions(options: TokenBucketOptions): Required<TokenBucketOptions> {
+  return { qps: options.qps, burst: options.burst, clock: options.clock ?? realClock };
+}
+
 /**
  * TokenBucket is the client-side API rate limiter behind --kube-api-qps and
  * --kube-api-burst, with client-go's `flowcontrol.NewTokenBucketRateLimiter`
@@ -27,20 +32,16 @@ const neverAborted = new AbortController().signal;
  * and is negative by the number of reservations not yet due.
  */
 export class TokenBucket {
-  private readonly qps: number;
-  private readonly burst: number;
-  private readonly clock: Clock;
+  private readonly options: Required<TokenBucketOptions>;
   private tokens: number;
   private last: number;
 
   constructor(options: TokenBucketOptions) {
     if (!(options.qps > 0) || !Number.isFinite(options.qps)) throw new RangeError(`token bucket qps must be a positive number, got ${options.qps}`);
     if (!Number.isInteger(options.burst) || options.burst < 1) throw new RangeError(`token bucket burst must be an integer >= 1, got ${options.burst}`);
-    this.qps = options.qps;
-    this.burst = options.burst;
-    this.clock = options.clock ?? realClock;
+    this.options = resolveTokenBucketOptions(options);
     this.tokens = options.burst;
-    this.last = this.clock.now();
+    this.last = this.options.clock.now();
   }
 
   /**
@@ -53,13 +54,13 @@ export class TokenBucket {
     this.refill();
     this.tokens -= 1;
     if (this.tokens >= 0) return;
-    const delayMs = (-this.tokens / this.qps) * 1000;
-    await abortableSleep(delayMs, signal ?? neverAborted, this.clock);
+    const delayMs = (-this.tokens / this.options.qps) * 1000;
+    await abortableSleep(delayMs, signal ?? neverAborted, this.options.clock);
     if (signal?.aborted) {
       // Give the reservation back so that later callers do not wait for a
       // request that was never sent (x/time/rate's Reservation.Cancel).
       this.refill();
-      this.tokens = Math.min(this.burst, this.tokens + 1);
+      this.tokens = Math.min(this.options.burst, this.tokens + 1);
       throw signal.reason;
     }
   }
@@ -82,13 +83,13 @@ export class TokenBucket {
   }
 
   private refill(): void {
-    const now = this.clock.now();
+    const now = this.options.clock.now();
     const elapsedMs = now - this.last;
     // A clock stepped back counts from its new time: waiting for the old one
     // to come round again would hold every request for the step's length.
     this.last = now;
     if (elapsedMs <= 0) return;
-    this.tokens = Math.min(this.burst, this.tokens + (elapsedMs * this.qps) / 1000);
+    this.tokens = Math.min(this.options.burst, this.tokens + (elapsedMs * this.options.qps) / 1000);
   }
 }
 

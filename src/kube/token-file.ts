@@ -18,6 +18,11 @@ interface FileStamp {
   readonly mtimeMs: number;
 }
 
+/** resolveTokenFileOptions fills the defaults of every optional field. */
+function resolveTokenFileOptions(options: TokenFileOptions): Required<TokenFileOptions> {
+  return { path: options.path, maxAgeMs: options.maxAgeMs ?? 60_000, checkIntervalMs: options.checkIntervalMs ?? 1_000, clock: options.clock ?? realClock };
+}
+
 /**
  * TokenFile hands out the bearer token in a file that the kubelet rewrites
  * as it rotates the pod's bound service-account token, so the attacher keeps
@@ -28,23 +33,17 @@ interface FileStamp {
  * once a second so the hot path costs a clock read.
  */
 export class TokenFile {
-  private readonly path: string;
-  private readonly maxAgeMs: number;
-  private readonly checkIntervalMs: number;
-  private readonly clock: Clock;
+  private readonly options: Required<TokenFileOptions>;
   private cached: string;
   private stamp: FileStamp;
   private readAt: number;
   private checkedAt: number;
 
   constructor(options: TokenFileOptions) {
-    this.path = options.path;
-    this.maxAgeMs = options.maxAgeMs ?? 60_000;
-    this.checkIntervalMs = options.checkIntervalMs ?? 1_000;
-    this.clock = options.clock ?? realClock;
+    this.options = resolveTokenFileOptions(options);
     this.stamp = this.stat();
     this.cached = this.read();
-    this.readAt = this.checkedAt = this.clock.now();
+    this.readAt = this.checkedAt = this.options.clock.now();
   }
 
   /**
@@ -53,11 +52,11 @@ export class TokenFile {
    * check tries again.
    */
   token(): string {
-    const now = this.clock.now();
+    const now = this.options.clock.now();
     // A clock stepped back makes an age negative: that is a due check and a
     // due re-read, not a token young for as long as the step.
-    const fresh = within(now - this.readAt, this.maxAgeMs);
-    if (fresh && within(now - this.checkedAt, this.checkIntervalMs)) return this.cached;
+    const fresh = within(now - this.readAt, this.options.maxAgeMs);
+    if (fresh && within(now - this.checkedAt, this.options.checkIntervalMs)) return this.cached;
     this.checkedAt = now;
     let stamp: FileStamp;
     try {
@@ -78,12 +77,12 @@ export class TokenFile {
   }
 
   private stat(): FileStamp {
-    const { ino, size, mtimeMs } = statSync(this.path);
+    const { ino, size, mtimeMs } = statSync(this.options.path);
     return { ino, size, mtimeMs };
   }
 
   private read(): string {
-    return readFileSync(this.path, "utf8").trim();
+    return readFileSync(this.options.path, "utf8").trim();
   }
 }
 

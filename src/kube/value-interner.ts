@@ -4,6 +4,11 @@ export interface ValueInternerOptions {
   readonly maxEntries?: number;
 }
 
+/** resolveValueInternerOptions fills the defaults of every optional field. */
+function resolveValueInternerOptions(options: ValueInternerOptions): Required<ValueInternerOptions> {
+  return { maxEntries: options.maxEntries ?? 10_000 };
+}
+
 /**
  * ValueInterner hands out one shared copy of values that repeat across
  * cached objects: node names, the driver name, finalizer lists, the node-ID
@@ -22,7 +27,7 @@ export class ValueInterner {
   private readonly maps = new Map<string, Readonly<Record<string, string>>>();
 
   constructor(options: ValueInternerOptions = {}) {
-    this.maxEntries = options.maxEntries ?? 10_000;
+    this.maxEntries = resolveValueInternerOptions(options).maxEntries;
   }
 
   /** string returns the shared copy of `value`. */

@@ -30,8 +30,6 @@ export interface LeaderElectionOptions {
   readonly healthCheckToleranceMs?: number;
 }
 
-export type ResolvedLeaderElectionOptions = Required<LeaderElectionOptions>;
-
 /** LeaderElectionConfigError is a set of timings client-go would refuse (its NewLeaderElector checks). */
 export class LeaderElectionConfigError extends Error {
   override name = "LeaderElectionConfigError";
@@ -53,8 +51,8 @@ export function leaseTimingProblem(leaseDurationMs: number, renewDeadlineMs: num
 }
 
 /** resolveLeaderElectionOptions fills the defaults and rejects timings under which leadership could overlap. */
-export function resolveLeaderElectionOptions(options: LeaderElectionOptions): ResolvedLeaderElectionOptions {
-  const resolved: ResolvedLeaderElectionOptions = {
+export function resolveLeaderElectionOptions(options: LeaderElectionOptions): Required<LeaderElectionOptions> {
+  const resolved: Required<LeaderElectionOptions> = {
     leaseName: options.leaseName,
     namespace: options.namespace,
     identity: options.identity,

@@ -16,7 +16,7 @@ import {
   type Observation,
 } from "./lease-decisions";
 import type { LeaderElectionStatus } from "./leader-election-status";
-import { resolveLeaderElectionOptions, type LeaderElectionOptions, type ResolvedLeaderElectionOptions } from "./leader-election-options";
+import { resolveLeaderElectionOptions, type LeaderElectionOptions } from "./leader-election-options";
 import type { LeaseLock } from "./lease-lock";
 import type { LeaderElectionRecord } from "./lease-record";
 
@@ -32,6 +32,15 @@ export interface LeaderElectorOptions extends LeaderElectionOptions {
   readonly clock?: Clock;
   /** Random numbers in [0, 1) for the acquire jitter. Default Math.random. */
   readonly random?: () => number;
+}
+
+/**
+ * resolveLeaderElectorOptions fills the defaults of every optional field:
+ * the election's through resolveLeaderElectionOptions, which also refuses
+ * timings under which leadership could overlap.
+ */
+function resolveLeaderElectorOptions(options: LeaderElectorOptions): Required<LeaderElectorOptions> {
+  return { ...resolveLeaderElectionOptions(options), lock: options.lock, log: options.log, clock: options.clock ?? realClock, random: options.random ?? Math.random };
 }
 
 /**
@@ -55,21 +64,16 @@ export type LeaderElectionOutcome = "lost" | "stopped";
  */
 export class LeaderElector implements LeaderElectionStatus {
   readonly name: string;
-  private readonly options: ResolvedLeaderElectionOptions;
-  private readonly lock: LeaseStore;
+  private readonly options: Required<LeaderElectorOptions>;
+  /** The process logger with the lease and our identity on every line. */
   private readonly log: Logger;
-  private readonly clock: Clock;
-  private readonly random: () => number;
   private observation: Observation | undefined;
   private reportedLeader = "";
 
   constructor(options: LeaderElectorOptions) {
-    this.options = resolveLeaderElectionOptions(options);
+    this.options = resolveLeaderElectorOptions(options);
     this.name = this.options.leaseName;
-    this.lock = options.lock;
-    this.log = options.log.with({ lease: options.lock.describe(), identity: this.options.identity });
-    this.clock = options.clock ?? realClock;
-    this.random = options.random ?? Math.random;
+    this.log = this.options.log.with({ lease: this.options.lock.describe(), identity: this.options.identity });
   }
 
   isLeader(): boolean {
@@ -78,7 +82,7 @@ export class LeaderElector implements LeaderElectionStatus {
 
   check(): Error | undefined {
     const observedAt = this.observation?.observedAt ?? 0;
-    return leaderHealthError(this.isLeader(), observedAt, this.options.leaseDurationMs, this.options.healthCheckToleranceMs, this.clock.now(), this.name);
+    return leaderHealthError(this.isLeader(), observedAt, this.options.leaseDurationMs, this.options.healthCheckToleranceMs, this.options.clock.now(), this.name);
   }
 
   /**
@@ -126,7 +130,7 @@ export class LeaderElector implements LeaderElectionStatus {
   private async acquire(signal: AbortSignal): Promise<boolean> {
     this.log.info("Attempting to acquire leader lease");
     while (!signal.aborted) {
-      const acquired = await withDeadline(signal, this.options.renewDeadlineMs, (attempt) => this.tryAcquireOrRenew(attempt), this.clock);
+      const acquired = await withDeadline(signal, this.options.renewDeadlineMs, (attempt) => this.tryAcquireOrRenew(attempt), this.options.clock);
       this.maybeReportTransition();
       if (acquired) {
         this.log.info("Successfully acquired lease");
@@ -134,7 +138,7 @@ export class LeaderElector implements LeaderElectionStatus {
         return true;
       }
       this.log.v(4).info("Failed to acquire lease");
-      await abortableSleep(acquireRetryDelay(this.options.retryPeriodMs, this.random()), signal, this.clock);
+      await abortableSleep(acquireRetryDelay(this.options.retryPeriodMs, this.options.random()), signal, this.options.clock);
     }
     return false;
   }
@@ -146,15 +150,15 @@ export class LeaderElector implements LeaderElectionStatus {
    */
   private async renewWhileLeading(stop: AbortSignal): Promise<"lost" | "stopped"> {
     while (!stop.aborted) {
-      const deadline = this.clock.now() + this.options.renewDeadlineMs;
+      const deadline = this.options.clock.now() + this.options.renewDeadlineMs;
       let renewed = false;
       for (;;) {
-        renewed = await withDeadline(stop, deadline - this.clock.now(), (attempt) => this.tryAcquireOrRenew(attempt), this.clock);
+        renewed = await withDeadline(stop, deadline - this.options.clock.now(), (attempt) => this.tryAcquireOrRenew(attempt), this.options.clock);
         if (renewed || stop.aborted) break;
-        const remaining = deadline - this.clock.now();
+        const remaining = deadline - this.options.clock.now();
         if (remaining <= 0) break;
-        await abortableSleep(Math.min(this.options.retryPeriodMs, remaining), stop, this.clock);
-        if (this.clock.now() >= deadline) break;
+        await abortableSleep(Math.min(this.options.retryPeriodMs, remaining), stop, this.options.clock);
+        if (this.options.clock.now() >= deadline) break;
       }
       this.maybeReportTransition();
       if (stop.aborted) return "stopped";
@@ -163,7 +167,7 @@ export class LeaderElector implements LeaderElectionStatus {
         return "lost";
       }
       this.log.v(5).info("Successfully renewed lease");
-      await abortableSleep(this.options.retryPeriodMs, stop, this.clock);
+      await abortableSleep(this.options.retryPeriodMs, stop, this.options.clock);
     }
     return "stopped";
   }
@@ -176,12 +180,12 @@ export class LeaderElector implements LeaderElectionStatus {
    */
   private async tryAcquireOrRenew(attempt: AbortSignal): Promise<boolean> {
     const { identity, leaseDurationMs } = this.options;
-    const now = this.clock.now();
+    const now = this.options.clock.now();
 
     if (this.observation !== undefined && this.isLeader() && isLeaseValid(this.observation, now)) {
       const renewal = claimRecord(this.observation.record, identity, leaseDurationMs, now);
       try {
-        await this.lock.update(renewal, attempt);
+        await this.options.lock.update(renewal, attempt);
         this.setObserved(renewal);
         return true;
       } catch (e: unknown) {
@@ -192,7 +196,7 @@ export class LeaderElector implements LeaderElectionStatus {
 
     let current: LeaderElectionRecord;
     try {
-      current = await this.lock.get(attempt);
+      current = await this.options.lock.get(attempt);
     } catch (e: unknown) {
       if (attempt.aborted) return false;
       if (!isNotFound(e)) {
@@ -201,7 +205,7 @@ export class LeaderElector implements LeaderElectionStatus {
       }
       const first = claimRecord(undefined, identity, leaseDurationMs, now);
       try {
-        await this.lock.create(first, attempt);
+        await this.options.lock.create(first, attempt);
       } catch (createError: unknown) {
         if (!attempt.aborted) this.log.error("Error initially creating leader election record", { err: errorMessage(createError) });
         return false;
@@ -210,14 +214,14 @@ export class LeaderElector implements LeaderElectionStatus {
       return true;
     }
 
-    this.observation = observe(this.observation, current, this.clock.now());
+    this.observation = observe(this.observation, current, this.options.clock.now());
     if (!mayTakeLease(this.observation, identity, now)) {
       this.log.v(4).info("Lock is held by another replica and has not yet expired", { holder: current.holderIdentity });
       return false;
     }
     const claim = claimRecord(current, identity, leaseDurationMs, now);
     try {
-      await this.lock.update(claim, attempt);
+      await this.options.lock.update(claim, attempt);
     } catch (e: unknown) {
       if (!attempt.aborted) this.log.error("Failed to update lock", { err: errorMessage(e) });
       return false;
@@ -229,10 +233,10 @@ export class LeaderElector implements LeaderElectionStatus {
   /** release gives the lease up (empty holder, 1 s duration) if we hold it, so a standby need not wait it out. */
   private async release(): Promise<void> {
     if (this.observation === undefined || !this.isLeader()) return;
-    const released = releasedRecord(this.observation.record, this.clock.now());
+    const released = releasedRecord(this.observation.record, this.options.clock.now());
     const never = new AbortController().signal;
     try {
-      await withDeadline(never, this.options.renewDeadlineMs, (attempt) => this.lock.update(released, attempt), this.clock);
+      await withDeadline(never, this.options.renewDeadlineMs, (attempt) => this.options.lock.update(released, attempt), this.options.clock);
       this.setObserved(released);
       this.log.info("Released leader lease");
     } catch (e: unknown) {
@@ -241,7 +245,7 @@ export class LeaderElector implements LeaderElectionStatus {
   }
 
   private setObserved(record: LeaderElectionRecord): void {
-    this.observation = { record, observedAt: this.clock.now() };
+    this.observation = { record, observedAt: this.options.clock.now() };
   }
 
   /** Logs the holder whenever it changes from the last one reported (client-go's OnNewLeader). */

@@ -21,6 +21,11 @@ export interface LeaseLockOptions {
   readonly labels?: Readonly<Record<string, string>>;
 }
 
+/** resolveLeaseLockOptions fills the defaults of every optional field. */
+function resolveLeaseLockOptions(options: LeaseLockOptions): Required<LeaseLockOptions> {
+  return { ...options, labels: options.labels ?? {} };
+}
+
 /**
  * LeaseLock is client-go's resourcelock.LeaseLock: one coordination.k8s.io/v1
  * Lease read with GET, created with POST, and written with PUT of the whole
@@ -37,10 +42,11 @@ export class LeaseLock {
   private lease: LeaseObject | undefined;
 
   constructor(options: LeaseLockOptions) {
-    this.client = options.client;
-    this.namespace = options.namespace;
-    this.name = options.name;
-    this.labels = options.labels ?? {};
+    const resolved = resolveLeaseLockOptions(options);
+    this.client = resolved.client;
+    this.namespace = resolved.namespace;
+    this.name = resolved.name;
+    this.labels = resolved.labels;
   }
 
   /** describe names the lock in logs: `namespace/name`. */

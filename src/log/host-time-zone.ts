@@ -16,6 +16,11 @@ export interface HostTimeZoneOptions {
   readonly readLink?: (path: string) => string;
 }
 
+/** resolveHostTimeZoneOptions fills the defaults of every optional field. */
+function resolveHostTimeZoneOptions(options: HostTimeZoneOptions): Required<HostTimeZoneOptions> {
+  return { env: options.env ?? process.env, readLink: options.readLink ?? readlinkSync };
+}
+
 /**
  * localTimeIsUtc says whether the host's local time is certainly UTC, read
  * the way Go's time package (and glibc) find the local zone: `TZ` when it is
@@ -29,13 +34,13 @@ export interface HostTimeZoneOptions {
  * other name) answers false and keeps the engine's local time.
  */
 export function localTimeIsUtc(options: HostTimeZoneOptions = {}): boolean {
-  const env = options.env ?? process.env;
+  const { env, readLink } = resolveHostTimeZoneOptions(options);
   const tz = env["TZ"];
   // POSIX allows a leading ":" before a zone file name.
   if (tz !== undefined) return tz === "" || utcZoneNames.has(tz.replace(/^:/, ""));
   let target: string;
   try {
-    target = (options.readLink ?? readlinkSync)("/etc/localtime");
+    target = readLink("/etc/localtime");
   } catch (e: unknown) {
     // No /etc/localtime means UTC; a regular file there (a copied zone) could be any zone.
     return (e as { code?: unknown } | null)?.code === "ENOENT";

@@ -30,6 +30,11 @@ export interface MetricRegistryOptions {
   readonly processMetrics?: boolean;
 }
 
+/** resolveMetricRegistryOptions fills the defaults of every optional field. */
+function resolveMetricRegistryOptions(options: MetricRegistryOptions): Required<MetricRegistryOptions> {
+  return { processMetrics: options.processMetrics ?? true };
+}
+
 /**
  * MetricRegistry holds every metric the attacher exports, built from
  * {@link metricTable}, and renders them in Prometheus' text format. It
@@ -68,7 +73,7 @@ export class MetricRegistry {
     gaugeFrom(metricTable.leaderElectionMasterStatus, registry, (gauge) => {
       for (const election of elections) gauge.set({ name: election.name }, election.isLeader() ? 1 : 0);
     });
-    if (options.processMetrics ?? true) registerProcessMetrics(registry);
+    if (resolveMetricRegistryOptions(options).processMetrics) registerProcessMetrics(registry);
   }
 
   /** workQueueMetrics returns the event sink for the queue named `name`; pass it to the queue's constructor. */
