@@ -74,7 +74,7 @@ export function cachedObjectParsers(driverName: string): CachedObjectParsers {
  * when its in-tree source migrates to our driver, or when it carries our
  * finalizer (whatever its source says now, we still owe its removal).
  */
-export function isOurPersistentVolume(pv: PersistentVolume, driverName: string): boolean {
+function isOurPersistentVolume(pv: PersistentVolume, driverName: string): boolean {
   if (pv.spec.csi?.driver === driverName) return true;
   if (inTreePluginOf(pv.spec)?.driverName === driverName) return true;
   return carriesOurFinalizer(pv, driverName);
@@ -89,7 +89,7 @@ export function isOurPersistentVolume(pv: PersistentVolume, driverName: string):
  * for a PV without a CSI source, instead of publishing another driver's
  * volume handle to ours (which the attach/detach controller never asks for).
  */
-export function slimPersistentVolume(pv: PersistentVolume, driverName: string): PersistentVolume {
+function slimPersistentVolume(pv: PersistentVolume, driverName: string): PersistentVolume {
   if (isOurPersistentVolume(pv, driverName)) return pv;
   const { name, resourceVersion, finalizers, deletionTimestamp } = pv.metadata;
   return {
@@ -102,7 +102,7 @@ export function slimPersistentVolume(pv: PersistentVolume, driverName: string): 
 const noSpec: PersistentVolume["spec"] = Object.freeze({});
 
 /** slimVolumeAttachment returns `va` whole when our driver attaches it, else its name, attacher and PV name. */
-export function slimVolumeAttachment(va: VolumeAttachment, driverName: string): VolumeAttachment {
+function slimVolumeAttachment(va: VolumeAttachment, driverName: string): VolumeAttachment {
   if (va.spec.attacher === driverName) return va;
   const persistentVolumeName = va.spec.source.persistentVolumeName;
   return {

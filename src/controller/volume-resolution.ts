@@ -49,13 +49,13 @@ export type VolumeResolution =
   | { readonly ok: false; readonly step: ResolutionStep; readonly error: unknown; readonly pv?: PersistentVolume };
 
 /**
- * resolveVolume answers "which volume does this VA name" (see
- * resolvePublication, which every caller goes through): the VA's source (exactly one
- * of a PV name and an inline spec), its PV from `pvs`, an in-tree PV
- * translated to CSI (CSI migration), and the CSI source. Error texts are
- * upstream's, so operators' searches still match.
+ * resolveVolume answers "which volume does this VA name", the volume half
+ * of resolvePublication, through which every caller asks: the VA's source
+ * (exactly one of a PV name and an inline spec), its PV from `pvs`, an
+ * in-tree PV translated to CSI (CSI migration), and the CSI source. Error
+ * texts are upstream's, so operators' searches still match.
  */
-export function resolveVolume(va: VolumeAttachment, pvs: PersistentVolumeLookup): VolumeResolution {
+function resolveVolume(va: VolumeAttachment, pvs: PersistentVolumeLookup): VolumeResolution {
   const { persistentVolumeName, inlineVolumeSpec } = va.spec.source;
   if (persistentVolumeName && inlineVolumeSpec) return failedAt("pv-spec", "both InlineCSIVolumeSource and PersistentVolumeName specified in VA source");
   if (inlineVolumeSpec) {

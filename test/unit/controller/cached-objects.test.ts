@@ -1,7 +1,7 @@
 import { describe, expect, it } from "bun:test";
-import { cachedObjectParsers, isOurPersistentVolume, slimPersistentVolume, slimVolumeAttachment } from "../../../src/controller/cached-objects";
-import { parsePersistentVolume, type PersistentVolume } from "../../../src/kube/objects/persistent-volume";
-import { parseVolumeAttachment, type VolumeAttachment } from "../../../src/kube/objects/volume-attachment";
+import { cachedObjectParsers } from "../../../src/controller/cached-objects";
+import { parsePersistentVolume } from "../../../src/kube/objects/persistent-volume";
+import { parseVolumeAttachment } from "../../../src/kube/objects/volume-attachment";
 
 const driver = "ebs.csi.aws.com";
 const ourFinalizer = "external-attacher/ebs-csi-aws-com";
@@ -24,7 +24,7 @@ function rawVa(name: string, attacher: string, nodeName: string): object {
 }
 
 describe("cached objects: what the parsers keep", () => {
-  it("stores exactly what the full parse and slimming would, for ours, foreign, in-tree and finalizer-held PVs", () => {
+  it("stores ours, in-tree ours and finalizer-held PVs as fully parsed, and a stub of foreign ones", () => {
     const parse = cachedObjectParsers(driver).persistentVolume;
     const raws = [
       rawPv("ours", { csi: { driver, volumeHandle: "vol-1", fsType: "ext4" } }, ["kubernetes.io/pv-protection", ourFinalizer]),
@@ -36,7 +36,16 @@ describe("cached objects: what the parsers keep", () => {
       rawPv("no-spec", {}),
     ];
     (raws[2] as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp = "2026-11-22T10:00:00Z";
-    expect(raws.map(parse)).toEqual(raws.map((raw) => slimPersistentVolume(parsePersistentVolume(raw), driver)));
+    const whole = (index: number) => parsePersistentVolume(raws[index]);
+    expect(raws.map(parse)).toEqual([
+      whole(0),
+      { metadata: { name: "foreign", resourceVersion: "12", finalizers: ["kubernetes.io/pv-protection"] }, spec: {} },
+      { metadata: { name: "foreign-deleted", resourceVersion: "12", deletionTimestamp: "2026-11-22T10:00:00Z" }, spec: {} },
+      whole(3),
+      whole(4),
+      { metadata: { name: "in-tree-foreign", resourceVersion: "12" }, spec: {} },
+      { metadata: { name: "no-spec", resourceVersion: "12" }, spec: {} },
+    ]);
   });
 
   it("shares the finalizer list, access modes and driver name between our PVs and foreign stubs", () => {
@@ -55,7 +64,11 @@ describe("cached objects: what the parsers keep", () => {
       stored,
       shared: [one?.metadata.finalizers === two?.metadata.finalizers, one?.metadata.annotations === two?.metadata.annotations],
     }).toEqual({
-      stored: raws.map((raw) => slimVolumeAttachment(parseVolumeAttachment(raw), driver)),
+      stored: [
+        parseVolumeAttachment(raws[0]),
+        parseVolumeAttachment(raws[1]),
+        { metadata: { name: "va-3", resourceVersion: "30" }, spec: { attacher: "other", nodeName: "", source: { persistentVolumeName: "pv-va-3" } } },
+      ],
       shared: [true, true],
     });
   });
@@ -66,42 +79,39 @@ describe("cached objects: what the parsers keep", () => {
   });
 });
 
-function pv(spec: PersistentVolume["spec"], finalizers?: string[]): PersistentVolume {
-  return { metadata: { name: "pv-1", resourceVersion: "7", ...(finalizers ? { finalizers } : {}), annotations: { a: "b" } }, spec };
-}
-
 describe("cached objects: what is kept of another driver's objects", () => {
+  const parse = cachedObjectParsers(driver);
+  /** keptWhole: the cache keeps the PV as the full parse has it, so it counts as ours. */
+  const keptWhole = (raw: object) => Bun.deepEquals(parse.persistentVolume(raw), parsePersistentVolume(raw));
+
   it("counts a PV as ours by its CSI driver, its in-tree source's migration target, or our finalizer", () => {
     expect([
-      isOurPersistentVolume(pv({ csi: { driver, volumeHandle: "v", readOnly: false, fsType: "" } }), driver),
-      isOurPersistentVolume(pv({ awsElasticBlockStore: { volumeID: "vol-1" } }), driver),
-      isOurPersistentVolume(pv({ csi: { driver: "other", volumeHandle: "v", readOnly: false, fsType: "" } }, ["external-attacher/ebs-csi-aws-com"]), driver),
-      isOurPersistentVolume(pv({ csi: { driver: "other", volumeHandle: "v", readOnly: false, fsType: "" } }, ["kubernetes.io/pv-protection"]), driver),
-      isOurPersistentVolume(pv({ gcePersistentDisk: { pdName: "d" } }), driver),
+      keptWhole(rawPv("pv-1", { csi: { driver, volumeHandle: "v" } })),
+      keptWhole(rawPv("pv-1", { awsElasticBlockStore: { volumeID: "vol-1" } })),
+      keptWhole(rawPv("pv-1", { csi: { driver: "other", volumeHandle: "v" } }, [ourFinalizer])),
+      keptWhole(rawPv("pv-1", { csi: { driver: "other", volumeHandle: "v" } }, ["kubernetes.io/pv-protection"])),
+      keptWhole(rawPv("pv-1", { gcePersistentDisk: { pdName: "d" } })),
     ]).toEqual([true, true, true, false, false]);
   });
 
-  it("keeps our PV whole and of a foreign one only name, resourceVersion, finalizers and deletionTimestamp", () => {
-    const ours = pv({ csi: { driver, volumeHandle: "v", readOnly: false, fsType: "" } });
-    expect(slimPersistentVolume(ours, driver)).toBe(ours);
-    expect(slimPersistentVolume(pv({ csi: { driver: "other", volumeHandle: "v", readOnly: false, fsType: "" } }, ["kubernetes.io/pv-protection"]), driver)).toEqual({
-      metadata: { name: "pv-1", resourceVersion: "7", finalizers: ["kubernetes.io/pv-protection"] },
+  it("keeps of a foreign PV only name, resourceVersion, finalizers and deletionTimestamp", () => {
+    const raw = rawPv("pv-1", { csi: { driver: "other", volumeHandle: "v" } }, ["kubernetes.io/pv-protection"]);
+    expect(parse.persistentVolume(raw)).toEqual({
+      metadata: { name: "pv-1", resourceVersion: "12", finalizers: ["kubernetes.io/pv-protection"] },
       spec: {},
     });
   });
 
   it("keeps our VA whole and the name, attacher and PV name of another attacher's", () => {
-    const va = (attacher: string): VolumeAttachment => ({
+    const raw = (attacher: string) => ({
       metadata: { name: "va-1", resourceVersion: "9", finalizers: ["f"] },
       spec: { attacher, nodeName: "node-a", source: { persistentVolumeName: "pv-1" } },
       status: { attached: true, attachmentMetadata: { devicePath: "/dev/x" } },
     });
-    const ours = va(driver);
-    expect(slimVolumeAttachment(ours, driver)).toBe(ours);
-    expect(slimVolumeAttachment(va("other"), driver)).toEqual({
-      metadata: { name: "va-1", resourceVersion: "9" },
-      spec: { attacher: "other", nodeName: "", source: { persistentVolumeName: "pv-1" } },
-    });
+    expect([parse.volumeAttachment(raw(driver)), parse.volumeAttachment(raw("other"))]).toEqual([
+      parseVolumeAttachment(raw(driver)),
+      { metadata: { name: "va-1", resourceVersion: "9" }, spec: { attacher: "other", nodeName: "", source: { persistentVolumeName: "pv-1" } } },
+    ]);
   });
 });
 
