@@ -7,7 +7,7 @@ import { abortableSleep } from "../util/abortable-sleep";
 import { realClock } from "../util/clock";
 import { errorMessage } from "../util/error-message";
 import type { CsiClient, DriverCapabilities } from "./csi-client";
-import { CsiCallError } from "./errors";
+import { CsiCallError, DriverStartupError } from "./errors";
 
 /** What the attacher learns from the driver before it starts working. */
 export interface DriverInfo {
@@ -31,11 +31,6 @@ export interface DriverStartupOptions {
 /** resolveDriverStartupOptions fills the defaults of every optional field. */
 function resolveDriverStartupOptions(options: DriverStartupOptions): Required<DriverStartupOptions> {
   return { ...options, shortCallTimeoutMs: options.shortCallTimeoutMs ?? 1000, retry: options.retry ?? driverStartupRetry };
-}
-
-/** DriverStartupError stops start-up: upstream exits non-zero on each of these. */
-export class DriverStartupError extends Error {
-  override name = "DriverStartupError";
 }
 
 /**

@@ -17,19 +17,21 @@ export class KubeApiError extends Error {
 
   /** from builds the error from a response body (a metav1.Status when the server wrote one). */
   static from(status: number, body: string, what: string): KubeApiError {
+    const raw = `${what}: HTTP ${status}: ${body.slice(0, 200)}`;
+    let parsed: unknown;
     try {
-      const parsed: unknown = JSON.parse(body);
-      if (parsed && typeof parsed === "object" && "kind" in parsed && parsed.kind === "Status") {
-        const statusObject = parsed as { reason?: unknown; message?: unknown };
-        const reason = typeof statusObject.reason === "string" ? statusObject.reason : "";
-        const message = typeof statusObject.message === "string" ? statusObject.message : `${what}: HTTP ${status}`;
-        return new KubeApiError(status, reason, message);
-      }
+      parsed = JSON.parse(body);
     } catch (e: unknown) {
-      // Not JSON (a proxy's error page, say): fall through to the raw text.
-      void e;
+      // Not JSON (a proxy's error page, say): the raw text, and why it was not read as a Status.
+      return new KubeApiError(status, "", raw, { cause: e });
     }
-    return new KubeApiError(status, "", `${what}: HTTP ${status}: ${body.slice(0, 200)}`);
+    if (parsed && typeof parsed === "object" && "kind" in parsed && parsed.kind === "Status") {
+      const statusObject = parsed as { reason?: unknown; message?: unknown };
+      const reason = typeof statusObject.reason === "string" ? statusObject.reason : "";
+      const message = typeof statusObject.message === "string" ? statusObject.message : `${what}: HTTP ${status}`;
+      return new KubeApiError(status, reason, message);
+    }
+    return new KubeApiError(status, "", raw);
   }
 }
 
@@ -51,6 +53,14 @@ export class KubeResponseError extends Error {
   override name = "KubeResponseError";
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
+  }
+}
+
+/** ObjectSchemaError names the object and the field that did not match, so one bad object can be skipped and reported. */
+export class ObjectSchemaError extends Error {
+  override name = "ObjectSchemaError";
+  constructor(kind: string, name: string, detail: string) {
+    super(`${kind} ${JSON.stringify(name)} is malformed: ${detail}`);
   }
 }
 

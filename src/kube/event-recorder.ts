@@ -1,7 +1,6 @@
 import type { Logger } from "../log/logger";
 import { realClock, type Clock } from "../util/clock";
 import { abortableSleep } from "../util/abortable-sleep";
-import { errorMessage } from "../util/error-message";
 import { EventCorrelator, type CorrelationResult } from "./event-correlator";
 import { isAlreadyExists, isNotFound, KubeApiError } from "./errors";
 import type { KubeClient } from "./http-client";
@@ -84,7 +83,7 @@ export class EventRecorder {
     this.queued++;
     this.tail = this.tail
       .then(() => this.write(event))
-      .catch((e: unknown) => this.options.log.error("Unable to write event", { err: errorMessage(e), object: object.name, reason }))
+      .catch((e: unknown) => this.options.log.error("Unable to write event", { err: e, object: object.name, reason }))
       .finally(() => {
         this.queued--;
       });
@@ -131,7 +130,7 @@ export class EventRecorder {
           return;
         }
         if (tries >= this.options.maxTries) {
-          this.options.log.error("Unable to write event, giving up", { err: errorMessage(e), tries, object: event.involvedObject.name, reason: event.reason });
+          this.options.log.error("Unable to write event, giving up", { err: e, tries, object: event.involvedObject.name, reason: event.reason });
           return;
         }
         // Spread the first retry so replicas recovering together do not retry in lockstep.

@@ -1,5 +1,5 @@
 import type { KubeClient } from "./http-client";
-import { isExpired, isTooManyRequests } from "./errors";
+import { isExpired, isTooManyRequests, KubeApiError } from "./errors";
 import type { KubeObject } from "./objects/object-meta";
 import { listInPages } from "./paged-list";
 import type { Store } from "./store";
@@ -28,7 +28,7 @@ export interface ReflectorOptions<T extends KubeObject> {
 
 interface WatchEvent {
   type?: string;
-  object?: { metadata?: { resourceVersion?: string }; code?: number; message?: string };
+  object?: { metadata?: { resourceVersion?: string }; code?: number; reason?: string; message?: string };
 }
 
 type ResolvedReflectorOptions<T extends KubeObject> = Required<ReflectorOptions<T>>;
@@ -41,11 +41,6 @@ function resolveReflectorOptions<T extends KubeObject>(options: ReflectorOptions
     backoff: options.backoff ?? listWatchBackoff,
     minWatchTimeoutSeconds: options.minWatchTimeoutSeconds ?? 300,
   };
-}
-
-/** ResourceVersionExpired ends a watch whose resourceVersion the server no longer has. */
-class ResourceVersionExpired extends Error {
-  override name = "ResourceVersionExpired";
 }
 
 /**
@@ -89,7 +84,7 @@ export class Reflector<T extends KubeObject> {
         throw new Error("watch closed immediately without events");
       } catch (e: unknown) {
         if (signal.aborted) return;
-        if (e instanceof ResourceVersionExpired || isExpired(e)) {
+        if (isExpired(e)) {
           // Our resourceVersion was compacted away: only a fresh list can
           // tell what changed meanwhile. No back-off: this is routine.
           log.v(2).info("Watch expired, relisting", { kind });
@@ -175,7 +170,9 @@ export class Reflector<T extends KubeObject> {
           // reconnect after a quiet period does not fall off etcd's window.
           break;
         case "ERROR":
-          if (event.object?.code === 410) throw new ResourceVersionExpired(event.object.message ?? "expired");
+          // The server's Status for a compacted resourceVersion: the error a
+          // 410 answer to a request is, so isExpired takes both alike.
+          if (event.object?.code === 410) throw new KubeApiError(410, event.object.reason ?? "Expired", event.object.message ?? "expired");
           throw new Error(`watch error: ${event.object?.message ?? JSON.stringify(event.object)}`);
         default:
           throw new Error(`unexpected watch event type ${JSON.stringify(event.type)}`);

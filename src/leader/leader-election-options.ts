@@ -1,3 +1,4 @@
+import { LeaderElectionConfigError } from "./errors";
 import { jitterFactor } from "./lease-decisions";
 
 /**
@@ -28,11 +29,6 @@ export interface LeaderElectionOptions {
    * /healthz/leader-election fails; csi-lib-utils' DefaultHealthCheckTimeout. Default 20 s.
    */
   readonly healthCheckToleranceMs?: number;
-}
-
-/** LeaderElectionConfigError is a set of timings client-go would refuse (its NewLeaderElector checks). */
-export class LeaderElectionConfigError extends Error {
-  override name = "LeaderElectionConfigError";
 }
 
 /**

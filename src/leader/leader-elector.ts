@@ -2,7 +2,6 @@ import { isNotFound } from "../kube/errors";
 import type { Logger } from "../log/logger";
 import { realClock, type Clock } from "../util/clock";
 import { abortableSleep } from "../util/abortable-sleep";
-import { errorMessage } from "../util/error-message";
 import { withDeadline } from "../util/with-deadline";
 import {
   acquireRetryDelay,
@@ -190,7 +189,7 @@ export class LeaderElector implements LeaderElectionStatus {
         return true;
       } catch (e: unknown) {
         if (attempt.aborted) return false;
-        this.log.error("Failed to update lock optimistically, falling back to slow path", { err: errorMessage(e) });
+        this.log.error("Failed to update lock optimistically, falling back to slow path", { err: e });
       }
     }
 
@@ -200,14 +199,14 @@ export class LeaderElector implements LeaderElectionStatus {
     } catch (e: unknown) {
       if (attempt.aborted) return false;
       if (!isNotFound(e)) {
-        this.log.error("Error retrieving resource lock", { err: errorMessage(e) });
+        this.log.error("Error retrieving resource lock", { err: e });
         return false;
       }
       const first = claimRecord(undefined, identity, leaseDurationMs, now);
       try {
         await this.options.lock.create(first, attempt);
       } catch (createError: unknown) {
-        if (!attempt.aborted) this.log.error("Error initially creating leader election record", { err: errorMessage(createError) });
+        if (!attempt.aborted) this.log.error("Error initially creating leader election record", { err: createError });
         return false;
       }
       this.setObserved(first);
@@ -223,7 +222,7 @@ export class LeaderElector implements LeaderElectionStatus {
     try {
       await this.options.lock.update(claim, attempt);
     } catch (e: unknown) {
-      if (!attempt.aborted) this.log.error("Failed to update lock", { err: errorMessage(e) });
+      if (!attempt.aborted) this.log.error("Failed to update lock", { err: e });
       return false;
     }
     this.setObserved(claim);
@@ -240,7 +239,7 @@ export class LeaderElector implements LeaderElectionStatus {
       this.setObserved(released);
       this.log.info("Released leader lease");
     } catch (e: unknown) {
-      this.log.error("Failed to release lock", { err: errorMessage(e) });
+      this.log.error("Failed to release lock", { err: e });
     }
   }
 

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { ObjectSchemaError } from "../errors";
 
 /**
  * The slice of metav1.ObjectMeta the attacher reads. valibot's `object`
@@ -20,14 +21,6 @@ export type ObjectMeta = v.InferOutput<typeof objectMetaSchema>;
 /** An object the stores can keep: anything with slim metadata. */
 export interface KubeObject {
   readonly metadata: ObjectMeta;
-}
-
-/** ObjectSchemaError names the object and the field that did not match, so one bad object can be skipped and reported. */
-export class ObjectSchemaError extends Error {
-  override name = "ObjectSchemaError";
-  constructor(kind: string, name: string, detail: string) {
-    super(`${kind} ${JSON.stringify(name)} is malformed: ${detail}`);
-  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import { LeaderElectionConfigError, resolveLeaderElectionOptions } from "../../../src/leader/leader-election-options";
+import { LeaderElectionConfigError } from "../../../src/leader/errors";
+import { resolveLeaderElectionOptions } from "../../../src/leader/leader-election-options";
 
 const base = { leaseName: "external-attacher-leader-x", namespace: "default", identity: "replica-a" };
 
