@@ -13,16 +13,22 @@ export interface LeaseNamespaceSources {
   readonly readFile?: (path: string) => string | undefined;
 }
 
+/** resolveLeaseNamespaceSources fills the defaults of every optional field. */
+function resolveLeaseNamespaceSources(sources: LeaseNamespaceSources): Required<LeaseNamespaceSources> {
+  return { ...sources, readFile: sources.readFile ?? readIfPresent };
+}
+
 /**
  * resolveLeaseNamespace picks the Lease's namespace as csi-lib-utils does:
  * the flag, else POD_NAMESPACE, else the service account's namespace file
  * (trimmed), else "default".
  */
-export function resolveLeaseNamespace(sources: LeaseNamespaceSources): string {
+export function resolveLeaseNamespace(given: LeaseNamespaceSources): string {
+  const sources = resolveLeaseNamespaceSources(given);
   if (sources.flag !== "") return sources.flag;
   const fromEnv = sources.env["POD_NAMESPACE"];
   if (fromEnv) return fromEnv;
-  const fromFile = (sources.readFile ?? readIfPresent)(serviceAccountNamespaceFile)?.trim();
+  const fromFile = sources.readFile(serviceAccountNamespaceFile)?.trim();
   if (fromFile) return fromFile;
   return "default";
 }
