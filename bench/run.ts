@@ -8,7 +8,7 @@
  *   bun run bench:smoke                 tiny N: proves the harness works (CI); asserts no speed
  *   bun run bench/run.ts --help         every option
  */
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -17,28 +17,19 @@ import { honoursApiRateLimit } from "./lib/attacher-flags";
 import type { AttacherBinary, AttacherKind } from "./lib/attacher-under-test";
 import { BenchContext } from "./lib/bench-context";
 import { buildGoAttacher } from "./lib/go-attacher-build";
-import { createForeignPvs, startBenchGround } from "./lib/bench-ground";
+import { startBenchGround } from "./lib/bench-ground";
 import { commandOutput, hostFacts } from "./lib/machine-facts";
 import { note, progress } from "./lib/progress";
 import { summarizeLimit } from "./lib/limit-ratios";
 import { summarizeWithFloor } from "./lib/floor-ratios";
-import type { BenchResults, LimitRun, MetricSpec, RunResult, ScenarioResult } from "./lib/results";
+import type { BenchResults, LimitRun, RunResult, ScenarioResult } from "./lib/results";
 import { VaWatch } from "./lib/va-watch";
+import { reportSections, type BenchRun, type RunScenario } from "./report-sections";
 import { defaultScale, modes, type ModeName } from "./modes";
 import { renderHtml } from "./report/render-html";
 import { formatNumber, renderMarkdown } from "./report/render-markdown";
 import { buildFloor, type FloorBinaries } from "./lib/floor-build";
-import { coldStartMetrics, runColdStart } from "./scenarios/cold-start";
-import { containerLimitMetrics, runContainerLimit } from "./scenarios/container-limit";
-import { floorMetrics, runFloorScenario } from "./scenarios/floor";
-import { fairnessMetrics, runFairness } from "./scenarios/fairness";
-import { latencyMetrics, runLatency } from "./scenarios/latency";
-import { createBoundClaims, createControllerManagedNodes, podsMetrics, runPods } from "./scenarios/pods";
-import { runLimit } from "./scenarios/limit";
-import { idleMetrics, memoryMetrics, runIdle, runMemory } from "./scenarios/memory";
-import { runThroughput, throughputMetrics } from "./scenarios/throughput";
-import { restoreDriver, runScale, scaleMetrics, type ScaleParams } from "./scenarios/scale";
-import { ScaleObjects } from "./lib/scale-objects";
+import type { ScaleParams } from "./scenarios/scale";
 
 const repoRoot = resolve(import.meta.dir, "..");
 const usage = `usage: bun run bench/run.ts [options]
@@ -130,9 +121,6 @@ const wanted = (id: string) => only.has(id);
 const kinds = opts.kinds.split(",").filter((k): k is "ours" | "go" => k === "ours" || k === "go");
 if (kinds.length === 0) throw new Error(`--kinds must name ours and/or go, not ${JSON.stringify(opts.kinds)}`);
 
-function round1(x: number): number {
-  return Math.round(x * 10) / 10;
-}
 function positiveInt(flag: string, text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a whole number >= 1, not ${JSON.stringify(text)}`);
@@ -189,15 +177,7 @@ const qpsNote = oursHonoursQps ? [] : ["ours does not honour --kube-api-qps/--ku
  * runScenario runs every round, A then B (then the bare client, when
  * `limit` is given), and keeps what finished even if a run fails.
  */
-async function runScenario(
-  id: string,
-  title: string,
-  params: Record<string, number | string>,
-  metrics: readonly MetricSpec[],
-  notes: readonly string[],
-  run: (binary: AttacherBinary, round: number) => Promise<RunResult>,
-  options: { attachers?: boolean; limit?: (round: number) => Promise<LimitRun>; withFloor?: boolean; rounds?: number } = {},
-): Promise<boolean> {
+const runScenario: RunScenario = async (id, title, params, metrics, notes, run, options = {}) => {
   const runKinds: AttacherKind[] = options.attachers === false ? [] : [...kinds, ...(options.withFloor === true ? (["floor"] as const) : [])];
   const runs: RunResult[] = [];
   const limitRuns: LimitRun[] = [];
@@ -234,6 +214,24 @@ async function runScenario(
   const runNotes = runs.flatMap((r) => r.notes ?? []);
   scenarios.push({ id, title, params, metrics, runs, notes: [...notes, ...runNotes, ...failed], ...(options.limit === undefined ? {} : { limitRuns }) });
   return failed.length === 0;
+};
+
+/** machineFacts is the report's first section: the machine, the binaries and how this run was made. */
+function machineFacts(): BenchResults["machine"] {
+  return {
+    date: startedAt,
+    ...hostFacts(),
+    goAttacher: kinds.includes("go") ? `${commandOutput([binaries.go.path, "--version"]).split("\n")[0] ?? ""} (${binaries.go.path})` : "not run",
+    oursBinary: binaries.ours.path,
+    oursCommit: commandOutput(["git", "describe", "--always", "--dirty"], repoRoot),
+    kubeApiserver: components.kubeApiserver.split("/").pop() ?? components.kubeApiserver,
+    oursHonoursQps,
+    driverLatencyMs,
+    driver: groundDriver,
+    mode: modeName,
+    rounds: roundsOfMode,
+    wallSeconds: Math.round((performance.now() - wallStart) / 1000),
+  };
 }
 
 /**
@@ -242,23 +240,7 @@ async function runScenario(
  * keeps the smaller ones.
  */
 function writeReport(): BenchResults {
-  const results: BenchResults = {
-    machine: {
-      date: startedAt,
-      ...hostFacts(),
-      goAttacher: kinds.includes("go") ? `${commandOutput([binaries.go.path, "--version"]).split("\n")[0] ?? ""} (${binaries.go.path})` : "not run",
-      oursBinary: binaries.ours.path,
-      oursCommit: commandOutput(["git", "describe", "--always", "--dirty"], repoRoot),
-      kubeApiserver: components.kubeApiserver.split("/").pop() ?? components.kubeApiserver,
-      oursHonoursQps,
-      driverLatencyMs,
-      driver: groundDriver,
-      mode: modeName,
-      rounds: roundsOfMode,
-      wallSeconds: Math.round((performance.now() - wallStart) / 1000),
-    },
-    scenarios,
-  };
+  const results: BenchResults = { machine: machineFacts(), scenarios };
   mkdirSync(outDir, { recursive: true });
   writeFileSync(`${reportStem}.json`, `${JSON.stringify(results, null, 1)}\n`);
   writeFileSync(`${reportStem}.html`, renderHtml(results));
@@ -266,143 +248,9 @@ function writeReport(): BenchResults {
   return results;
 }
 
+const run: BenchRun = { ctx, ground, mode, wanted, runScenario, driverKind, driverLatencyMs, qpsNote, binaries, floor, scaleParams, writeReport };
 try {
-  if (wanted("idle")) {
-    await runScenario("idle", "Idle memory", { ...mode.idle }, idleMetrics, [], (b, r) => runIdle(ctx, b, r, mode.idle));
-  }
-  // Right after idle, on the same ground: the floor client caches nothing,
-  // so its idle is only comparable with ours before the memory scenario's
-  // foreign PVs (which stay) and the own PVs of throughput exist.
-  if (wanted("floor") && mode.floor !== undefined && floor !== undefined) {
-    const params = mode.floor;
-    const loadOnly = floor.loadOnly;
-    await runScenario(
-      "floor",
-      `Bun's floor: idle, then ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
-      { ...params },
-      floorMetrics,
-      ["floor = bench/floor/bare-attacher.ts (the same API writes and CSI calls per VA, a GET of the PV and CSINode per VA instead of caches, no queue); load-only = bench/floor/load-only.ts"],
-      (b, r) => runFloorScenario(ctx, b, r, params, loadOnly),
-      { withFloor: true },
-    );
-  }
-  if (wanted("throughput") || wanted("limit")) {
-    for (const params of mode.throughput) {
-      const limited = params.qps <= 5;
-      // The bare client is not throttled: next to a cell at upstream's
-      // default limits it would measure the throttle, not the machine.
-      const withLimit = wanted("limit") && !limited;
-      if (!wanted("throughput") && !withLimit) continue;
-      await runScenario(
-        `throughput-w${params.workers}-q${params.qps}`,
-        `Throughput, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
-        { ...params, driverLatencyMs, driver: driverKind },
-        throughputMetrics,
-        limited ? qpsNote : [],
-        (b, r) => runThroughput(ctx, b, r, params),
-        { attachers: wanted("throughput"), ...(withLimit ? { limit: (r: number) => runLimit(ctx, r, params) } : {}) },
-      );
-    }
-  }
-  if (wanted("cold-start") && mode.coldStart !== undefined) {
-    const params = mode.coldStart;
-    await runScenario("cold-start", `Cold start, ${params.waiting} VAs waiting`, { ...params }, coldStartMetrics, [], (b, r) => runColdStart(ctx, b, r, params));
-  }
-  if (wanted("memory") && mode.memory !== undefined) {
-    const params = mode.memory;
-    progress(`creating ${params.foreignPvs} foreign PVs`, true);
-    await createForeignPvs(ground.admin, 0, params.foreignPvs);
-    await runScenario(
-      "memory",
-      `Memory, ${params.foreignPvs} foreign PVs + ${params.ownVas} own VAs`,
-      { ...params },
-      memoryMetrics,
-      [],
-      (b, r) => runMemory(ctx, b, r, params),
-    );
-  }
-  if (wanted("latency") && mode.latency !== undefined) {
-    const params = mode.latency;
-    await runScenario("latency", `Latency at ${params.perSecond} VA/s for ${params.seconds} s`, { ...params, driverLatencyMs }, latencyMetrics, [], (b, r) => runLatency(ctx, b, r, params));
-  }
-  if (wanted("fairness") && mode.fairness !== undefined) {
-    const params = mode.fairness;
-    await runScenario(
-      "fairness",
-      `Fairness: new attach behind ${params.backlog} detaches, driver ${params.slowMs} ms`,
-      { ...params },
-      fairnessMetrics,
-      [],
-      (b, r) => runFairness(ctx, b, r, params, driverLatencyMs),
-    );
-  }
-  if (wanted("container-limit") && mode.containerLimit !== undefined) {
-    for (const params of mode.containerLimit) {
-      await runScenario(
-        `container-limit-n${params.volumes}`,
-        `Container limit, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
-        { ...params, load: loadAverage() },
-        containerLimitMetrics,
-        [
-          "each run in its own memory cgroup, page cache dropped before each exec; a limit holds when exec-to-last-VA-gone ends within max(2x, +2 s) the unconstrained time, with no OOM kill and the process alive",
-        ],
-        // Our attacher finishes a failed cycle of any kind: it retries, and uses the same finalizer.
-        (b, r) => runContainerLimit(ctx, b, r, params, binaries.ours),
-        { withFloor: true },
-      );
-    }
-  }
-  // Last: the controller's start-up takes over every VA it finds, so it
-  // runs only once no other scenario makes VAs of its own.
-  if (wanted("pods") && mode.pods !== undefined) {
-    const params = mode.pods;
-    progress(`starting kube-controller-manager, binding ${params.pods} claims`, true);
-    await createControllerManagedNodes(ground.admin);
-    const controllerManager = await ground.cluster.startControllerManager({ kubeApiQps: params.controllerQps, kubeApiBurst: params.controllerBurst });
-    try {
-      await createBoundClaims(ground.admin, params.pods);
-      await runScenario(
-        "pods",
-        `Pods through kube-controller-manager, ${params.pods} Pods`,
-        { ...params, driverLatencyMs },
-        podsMetrics,
-        [],
-        (b, r) => runPods(ctx, b, r, params, controllerManager),
-      );
-    } finally {
-      await controllerManager.stop();
-    }
-  }
-  // Scale runs last: its own PVs and VAs (up to 60,000) stay on the ground,
-  // and every scenario after it would be measured next to them.
-  if (wanted("scale") && scaleParams !== undefined) {
-    const params = scaleParams;
-    const objects = new ScaleObjects(ground, params.nodes);
-    try {
-      for (const n of params.sizes) {
-        progress(`scale: making ${n} own PVs and VAs on ${params.nodes} nodes, ${params.foreignPvs} foreign PVs`, true);
-        const made = await objects.grow(n + 3, n, params.foreignPvs);
-        const rate = made.seconds > 0 ? Math.round(made.created / made.seconds) : 0;
-        note(`scale n=${n}: created ${made.created} objects in ${made.seconds.toFixed(1)} s (${rate}/s)`);
-        const ok = await runScenario(
-          `scale-n${n}`,
-          `Scale, ${n} own VAs on ${params.nodes} nodes + ${params.foreignPvs} foreign PVs`,
-          { n, foreignPvs: params.foreignPvs, nodes: params.nodes, maxEntries: params.maxEntries, reconcileSeconds: params.reconcileSeconds, workers: params.workers, qps: params.qps, burst: params.burst, driverLatencyMs, createdObjects: made.created, createSeconds: round1(made.seconds) },
-          scaleMetrics,
-          [`objects created once for this N by the bench (${rate} objects/s, 64 requests in flight) and reset between attachers`],
-          (b, r) => runScale(ctx, objects, b, r, n, params, driverLatencyMs),
-          { rounds: 1 },
-        );
-        writeReport();
-        if (!ok) {
-          note(`scale: stopping after n=${n} failed`);
-          break;
-        }
-      }
-    } finally {
-      if (ground.fake !== undefined) await restoreDriver(ground.fake, driverLatencyMs);
-    }
-  }
+  for (const section of reportSections) await section(run);
 } finally {
   await watch.stop();
   await ground.stop();
@@ -437,11 +285,6 @@ function privateCopy(path: string): string {
   copyFileSync(path, copy);
   chmodSync(copy, 0o755);
   return copy;
-}
-
-/** loadAverage is /proc/loadavg's 1, 5 and 15 minute figures, stamped on the container-limit cells: the machine is shared. */
-function loadAverage(): string {
-  return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 }
 
 function buildOurs(): string {
