@@ -11,6 +11,7 @@ import { IdleCollector } from "../util/idle-collector";
 export interface ClusterCachesOptions {
   /** The work path's client, which lists and watches. */
   readonly client: KubeClient;
+  /** The process logger: the reflectors log their lists, watches and relists. */
   readonly log: Logger;
   /** Our driver's name: what the caches keep whole, and what only as a stub. */
   readonly driverName: string;

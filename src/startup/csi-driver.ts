@@ -13,6 +13,7 @@ import type { HttpEndpoint } from "./http-endpoint";
 export interface CsiDriverOptions {
   /** --csi-address, --timeout (each Probe's deadline), and what decides whether gRPC payloads are logged. */
   readonly config: Pick<Config, "csiAddress" | "timeoutMs" | "verbosity" | "vmodule" | "maxGrpcLogLength">;
+  /** The process logger: start-up's probes, the lost driver, gRPC payloads at -v=5. */
   readonly log: Logger;
   /** Told that the driver answered Probe; its metrics, if kept, time every CSI call. */
   readonly endpoint: Pick<HttpEndpoint, "readiness" | "metrics">;

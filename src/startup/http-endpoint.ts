@@ -8,6 +8,7 @@ import { StartupFailure } from "./errors";
 export interface HttpEndpointOptions {
   /** --http-endpoint ("" for none), --metrics-path, and --leader-election, which changes what ready means. */
   readonly config: Pick<Config, "httpEndpoint" | "metricsPath" | "leaderElection">;
+  /** The process logger: "ServeMux listening", and the server's render failures. */
   readonly log: Logger;
 }
 

@@ -4,11 +4,11 @@ import type { LeaderElectionOutcome, LeaderElector } from "../leader/leader-elec
 import type { ApiServer } from "./api-server";
 import { StartupFailure } from "./errors";
 import type { HttpEndpoint } from "./http-endpoint";
-import { runAttacher, type AttacherOptions } from "./run-attacher";
+import { runAttacher, type RunAttacherOptions } from "./run-attacher";
 
-export interface LeaderElectionOptions extends AttacherOptions {
+export interface RunWhileLeadingOptions extends RunAttacherOptions {
   /** The --leader-election-* flags and the ReleaseLeaderElectionOnExit feature gate. */
-  readonly config: AttacherOptions["config"] &
+  readonly config: RunAttacherOptions["config"] &
     Pick<Config, "leaderElectionNamespace" | "leaderElectionLeaseDurationMs" | "leaderElectionRenewDeadlineMs" | "leaderElectionRetryPeriodMs" | "leaderElectionLabels" | "featureGates">;
   /** Leader election builds its own, unthrottled client on this connection. */
   readonly apiServer: Pick<ApiServer, "client" | "connection" | "userAgent">;
@@ -22,7 +22,7 @@ export interface LeaderElectionOptions extends AttacherOptions {
  * lease was lost (another replica may already be attaching) and "stopped"
  * after a shutdown; throws StartupFailure when the elector cannot be built.
  */
-export async function runWhileLeading(options: LeaderElectionOptions): Promise<LeaderElectionOutcome> {
+export async function runWhileLeading(options: RunWhileLeadingOptions): Promise<LeaderElectionOutcome> {
   const { config, log, apiServer, endpoint } = options;
   let elector: LeaderElector;
   try {

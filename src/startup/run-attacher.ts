@@ -22,11 +22,13 @@ import { createClusterCaches, type ClusterCaches } from "./cluster-caches";
 import type { CsiDriver } from "./csi-driver";
 import type { HttpEndpoint } from "./http-endpoint";
 
-export interface AttacherOptions {
+export interface RunAttacherOptions {
+  /** --timeout, --default-fstype, --worker-threads, the retry intervals, --reconcile-sync, --max-entries and --resync. */
   readonly config: Pick<
     Config,
     "timeoutMs" | "defaultFsType" | "workerThreads" | "retryIntervalStartMs" | "retryIntervalMaxMs" | "reconcileSyncMs" | "maxEntries" | "resyncMs"
   >;
+  /** The process logger, handed to every part of the attacher. */
   readonly log: Logger;
   /** The work path's client. */
   readonly apiServer: Pick<ApiServer, "client">;
@@ -43,7 +45,7 @@ export interface AttacherOptions {
  * are synced runs the controller's workers, the periodic resync and the
  * reconciler until `signal` aborts and everything has drained.
  */
-export async function runAttacher(options: AttacherOptions): Promise<void> {
+export async function runAttacher(options: RunAttacherOptions): Promise<void> {
   const { config, log, signal, driver, endpoint } = options;
   const { client } = options.apiServer;
   const driverName = driver.info.name;
@@ -120,12 +122,17 @@ export async function runAttacher(options: AttacherOptions): Promise<void> {
 }
 
 interface HandlerChoiceOptions {
+  /** --timeout (each CSI call's deadline) and --default-fstype. */
   readonly config: Pick<Config, "timeoutMs" | "defaultFsType">;
+  /** The process logger, handed to the handler. */
   readonly log: Logger;
   /** The work path's client, which writes VAs, PVs and Events. */
   readonly client: KubeClient;
+  /** The started driver: its capabilities decide the handler, its client makes the calls. */
   readonly driver: CsiDriver;
+  /** The caches the handler reads VAs, PVs and CSINodes from. */
   readonly caches: ClusterCaches;
+  /** The syncs the reconciler asks the handler for. */
   readonly forcedSyncs: ForcedSyncs;
   /** Stops the event recorder. */
   readonly signal: AbortSignal;

@@ -3,6 +3,7 @@ import type { Logger } from "../log/logger";
 export interface ShutdownSignalsOptions {
   /** --timeout: how long an in-flight CSI call may still take once a signal came. */
   readonly timeoutMs: number;
+  /** The process logger: the signal received, and a drain that ran out. */
   readonly log: Logger;
   /** Ends the process with a code: main.ts's, the one place that exits. */
   readonly exit: (code: number) => never;
