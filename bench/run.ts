@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/cluster/components";
-import { honoursApiRateLimit } from "./lib/attacher-flags";
+import { honouredFlags } from "./lib/attacher-flags";
 import type { AttacherBinary, AttacherKind } from "./lib/attacher-under-test";
 import { BenchContext } from "./lib/bench-context";
 import { buildGoAttacher } from "./lib/go-attacher-build";
@@ -170,7 +170,9 @@ const watch = await VaWatch.start(ground.cluster);
 const ctx = new BenchContext(ground, watch, verbosity);
 const scenarios: ScenarioResult[] = [];
 let failures = 0;
-const oursHonoursQps = honoursApiRateLimit(binaries.ours.path);
+// Asked of the binary under test, which --ours may have built from another commit.
+const oursFlags = honouredFlags(commandOutput([binaries.ours.path, "--help"]));
+const oursHonoursQps = oursFlags.has("kube-api-qps") && oursFlags.has("kube-api-burst");
 const qpsNote = oursHonoursQps ? [] : ["ours does not honour --kube-api-qps/--kube-api-burst (its --help does not list them, or says they have no effect): it ran unthrottled while Go ran at the given limits"];
 
 /**

@@ -3,7 +3,6 @@
  * binary it runs, not the source tree next to it, which may be another
  * commit (--ours).
  */
-import { commandOutput } from "./machine-facts";
 
 /**
  * honouredFlags reads a --help text in the layout of Go's
@@ -30,10 +29,4 @@ export function honouredFlags(help: string): ReadonlySet<string> {
   }
   close();
   return honoured;
-}
-
-/** honoursApiRateLimit asks the binary's --help whether it acts on --kube-api-qps and --kube-api-burst. */
-export function honoursApiRateLimit(binaryPath: string): boolean {
-  const flags = honouredFlags(commandOutput([binaryPath, "--help"]));
-  return flags.has("kube-api-qps") && flags.has("kube-api-burst");
 }
