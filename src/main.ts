@@ -14,6 +14,7 @@ import { TrivialHandler } from "./controller/trivial-handler";
 import { PersistentVolumeFinalizerWriter } from "./controller/pv-finalizer-writer";
 import { VanishedVolumeAttachments } from "./controller/vanished-volume-attachments";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
+import { workQueueNames } from "./controller/work-queue-names";
 import { CsiClient } from "./csi/csi-client";
 import { startDriver, type DriverInfo } from "./csi/driver-startup";
 import { createGrpcLogInterceptor, grpcLogLevel } from "./csi/grpc-log-interceptor";
@@ -118,7 +119,7 @@ async function main(argv: readonly string[]): Promise<number> {
     // modules, beyond the kube and CSI clients it shares, weigh next to
     // nothing at start (issue 13).
     const [{ MetricRegistry }, { startHttpServer }] = await Promise.all([import("./metrics/metric-registry"), import("./http/http-server")]);
-    metrics = new MetricRegistry();
+    metrics = new MetricRegistry({ workQueueNames: Object.values(workQueueNames) });
     try {
       // Closed by the process exit, like Go's ListenAndServe goroutine.
       startHttpServer({
@@ -168,7 +169,15 @@ async function main(argv: readonly string[]): Promise<number> {
   const csi = new CsiClient(transport);
   let driver: DriverInfo;
   try {
-    driver = await startDriver({ client: csi, socketPath: config.csiAddress, log, probeTimeoutMs: config.timeoutMs, signal: stop.signal });
+    driver = await startDriver({
+      client: csi,
+      socketPath: config.csiAddress,
+      log,
+      probeTimeoutMs: config.timeoutMs,
+      // A driver that in-tree volumes migrate to gets the `migrated` label, as upstream's WithMigration.
+      onDriverName: (name) => metrics?.csiOperations.setDriver(name, inTreePluginForDriver(name) !== undefined),
+      signal: stop.signal,
+    });
   } catch (e: unknown) {
     if (stop.signal.aborted) return 0;
     log.error("Failed to start with the CSI driver", { err: e, csiAddress: config.csiAddress });
@@ -176,8 +185,6 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   readiness.satisfy("driver-probed");
-  // A driver that in-tree volumes migrate to gets the `migrated` label, as upstream's WithMigration.
-  metrics?.csiOperations.setDriver(driver.name, inTreePluginForDriver(driver.name) !== undefined);
 
   if (!config.leaderElection) {
     await runAttacher(config, driver, csi, kubeClient, log, stop.signal, readiness, metrics);
@@ -289,8 +296,8 @@ async function runAttacher(
     metrics?.watchQueue(queue);
     return queue;
   };
-  const vaQueue = newQueue("csi-attacher-va", attachDetachLanes(vaWorkKind(vas), config.workerThreads));
-  const pvQueue = newQueue("csi-attacher-pv");
+  const vaQueue = newQueue(workQueueNames.volumeAttachments, attachDetachLanes(vaWorkKind(vas), config.workerThreads));
+  const pvQueue = newQueue(workQueueNames.persistentVolumes);
   const controller = new AttachController({ driverName: driver.name, handler, vas, pvs, vaQueue, pvQueue, log, ...(vanished ? { vanished } : {}) });
   new BacklogWarning({ queues: [vaQueue, pvQueue], log }).run(signal);
 
