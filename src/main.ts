@@ -141,7 +141,7 @@ async function main(argv: readonly string[]): Promise<number> {
   let kubeClient: KubeClient;
   try {
     connection = await loadKubeConnection({ kubeconfig: config.kubeconfig });
-    kubeClient = new KubeClient({ connection, userAgent, ...(throttle ? { throttle } : {}) });
+    kubeClient = new KubeClient({ connection, userAgent, ...(throttle ? { throttle } : {}), ...(metrics ? { observer: metrics.kubeRequests } : {}) });
   } catch (e: unknown) {
     log.error("Failed to build a Kubernetes config", { err: e });
     return 1;

@@ -1,6 +1,7 @@
 import { KubeApiError, KubeResponseError, KubeTransportError } from "./errors";
 import { errorMessage } from "../util/error-message";
 import type { KubeConnection } from "./kubeconfig";
+import { noopKubeRequestObserver, type KubeRequestObserver } from "../metrics/kube-request-observer";
 
 /** The patch types the attacher sends; each maps to its Content-Type. */
 export type PatchType = "json" | "merge";
@@ -20,6 +21,8 @@ export interface KubeClientOptions {
    * Default: no limit.
    */
   readonly throttle?: (signal?: AbortSignal) => Promise<void>;
+  /** Told of every request's wait for `throttle` and of its answer (the `rest_client_*` metrics). Default: nobody. */
+  readonly observer?: KubeRequestObserver;
 }
 
 interface RequestInit {
@@ -38,11 +41,16 @@ export class KubeClient {
   private readonly connection: KubeConnection;
   private readonly userAgent: string;
   private readonly throttle: (signal?: AbortSignal) => Promise<void>;
+  private readonly observer: KubeRequestObserver;
+  /** The API server's host:port, as client-go's request metrics label it. */
+  private readonly host: string;
 
   constructor(options: KubeClientOptions) {
     this.connection = options.connection;
     this.userAgent = options.userAgent ?? "csi-attacher";
     this.throttle = options.throttle ?? (async () => {});
+    this.observer = options.observer ?? noopKubeRequestObserver;
+    this.host = new URL(options.connection.server).host;
   }
 
   async get<T>(path: string, signal?: AbortSignal): Promise<T> {
@@ -114,7 +122,9 @@ export class KubeClient {
   }
 
   private async send(path: string, init: RequestInit): Promise<Response> {
+    const throttledAt = performance.now();
     await this.throttle(init.signal);
+    this.observer.throttled(init.method, this.host, (performance.now() - throttledAt) / 1000);
     const headers: Record<string, string> = {
       ...(await this.connection.authHeaders()),
       Accept: "application/json",
@@ -133,8 +143,10 @@ export class KubeClient {
       });
     } catch (e: unknown) {
       if (init.signal?.aborted) throw e;
+      this.observer.answered(init.method, this.host, "<error>");
       throw new KubeTransportError(`${init.method} ${path}: ${errorMessage(e)}`, { cause: e });
     }
+    this.observer.answered(init.method, this.host, String(response.status));
     if (!response.ok) {
       throw KubeApiError.from(response.status, await response.text(), `${init.method} ${path}`);
     }

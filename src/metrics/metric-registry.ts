@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import type { WorkQueueObserver } from "./work-queue-observer";
 import { CsiOperationMetrics } from "./csi-operation-metrics";
+import { KubeRequestMetrics } from "./kube-request-metrics";
 import { counterFrom, gaugeFrom, histogramFrom } from "./metric-builders";
 import { metricTable } from "./metric-table";
 import { registerProcessMetrics } from "./process-metrics";
@@ -46,6 +47,8 @@ export interface MetricRegistryOptions {
 export class MetricRegistry {
   /** `csi_sidecar_operations_seconds`; the operation metrics interceptor reports here. */
   readonly csiOperations: CsiOperationMetrics;
+  /** `rest_client_*`; the work client's requests report here. */
+  readonly kubeRequests: KubeRequestMetrics;
   private readonly registry = new Registry();
   private readonly workQueueFamilies: WorkQueueFamilies;
   /** Every queue the gauges report, by name; undefined until the queue itself exists (then its gauges read 0). */
@@ -55,6 +58,7 @@ export class MetricRegistry {
   constructor(options: MetricRegistryOptions = {}) {
     const { registry, queues, elections } = this;
     this.csiOperations = new CsiOperationMetrics(registry);
+    this.kubeRequests = new KubeRequestMetrics(registry);
     this.workQueueFamilies = {
       depth: gaugeFrom(metricTable.workQueueDepth, registry),
       adds: counterFrom(metricTable.workQueueAdds, registry),

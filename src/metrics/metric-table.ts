@@ -10,6 +10,9 @@
  *   (values as client-go `util/workqueue/metrics.go` computes them).
  * - `leader_election_master_status`: component-base
  *   `metrics/prometheus/clientgo/leaderelection/metrics.go`.
+ * - `rest_client_*`: component-base `metrics/prometheus/restclient/metrics.go`
+ *   (client-go's request metrics; ours count the work client's requests,
+ *   not leader election's).
  * component-base prefixes each help text with the metric's stability level
  * (`[ALPHA] `, `[BETA] `), so the texts here carry that prefix too.
  *
@@ -137,6 +140,19 @@ export const metricTable = {
     name: "csi_attacher_memory_limit_bytes",
     help: "The memory limit of the attacher's cgroup (the container's limits.memory), read at start-up; no sample when there is none.",
     labelNames: [],
+  },
+  kubeRequests: {
+    kind: "counter",
+    name: "rest_client_requests_total",
+    help: "[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.",
+    labelNames: ["code", "method", "host"],
+  },
+  kubeRateLimiterDuration: {
+    kind: "histogram",
+    name: "rest_client_rate_limiter_duration_seconds",
+    help: "[ALPHA] Client side rate limiter latency in seconds. Broken down by verb, and host.",
+    labelNames: ["verb", "host"],
+    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
   },
   leaderElectionMasterStatus: {
     kind: "gauge",

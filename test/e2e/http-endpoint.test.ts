@@ -100,6 +100,12 @@ describe("HTTP endpoint", () => {
     expect(workQueueFamilies.map(queueNames)).toEqual(workQueueFamilies.map(() => ["csi-attacher-pv", "csi-attacher-va"]));
     expect(find(samples, "workqueue_adds_total", { name: "csi-attacher-va" })[0]?.value).toBeGreaterThanOrEqual(1);
 
+    // The work client's API requests (its lists and watches at least), and its waits for --kube-api-qps's token bucket.
+    expect([
+      find(samples, "rest_client_requests_total", { method: "GET", code: "200" }).reduce((sum, sample) => sum + sample.value, 0) >= 3,
+      (find(samples, "rest_client_rate_limiter_duration_seconds_count", { verb: "GET" })[0]?.value ?? 0) >= 3,
+    ]).toEqual([true, true]);
+
     const processFamilies = [
       "process_cpu_seconds_total",
       "process_resident_memory_bytes",

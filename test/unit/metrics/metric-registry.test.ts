@@ -69,6 +69,29 @@ describe("csi_sidecar_operations_seconds", () => {
   });
 });
 
+describe("rest_client metrics", () => {
+  it("counts API requests by code, method and host, and the client-side rate limiter's waits by verb and host, under client-go's names and buckets", async () => {
+    const registry = new MetricRegistry({ processMetrics: false });
+    registry.kubeRequests.throttled("GET", "127.0.0.1:6443", 0);
+    registry.kubeRequests.throttled("PATCH", "127.0.0.1:6443", 0.3);
+    registry.kubeRequests.answered("GET", "127.0.0.1:6443", "200");
+    registry.kubeRequests.answered("PATCH", "127.0.0.1:6443", "409");
+    registry.kubeRequests.answered("PATCH", "127.0.0.1:6443", "409");
+    const text = await registry.render();
+    expect([
+      samples(text, "rest_client_requests_total"),
+      samples(text, "rest_client_rate_limiter_duration_seconds_count"),
+      samples(text, "rest_client_rate_limiter_duration_seconds_sum"),
+      Object.keys(samples(text, "rest_client_rate_limiter_duration_seconds_bucket")).filter((labels) => labels.includes('verb="GET"')).map((labels) => /le="([^"]+)"/.exec(labels)?.[1]),
+    ]).toEqual([
+      { '{code="200",method="GET",host="127.0.0.1:6443"}': 1, '{code="409",method="PATCH",host="127.0.0.1:6443"}': 2 },
+      { '{verb="GET",host="127.0.0.1:6443"}': 1, '{verb="PATCH",host="127.0.0.1:6443"}': 1 },
+      { '{verb="GET",host="127.0.0.1:6443"}': 0, '{verb="PATCH",host="127.0.0.1:6443"}': 0.3 },
+      ["0.005", "0.025", "0.1", "0.25", "0.5", "1", "2", "4", "8", "15", "30", "60", "+Inf"],
+    ]);
+  });
+});
+
 describe("workqueue metrics", () => {
   /** Every family with one sample per queue: the counters, the histograms' counts and the gauges. */
   const families = [
