@@ -45,5 +45,5 @@ export function panelPicture(title: string, unit: string, targets: readonly Quer
       color: palette[index % palette.length] ?? "#000",
       points: series.values.map(([at, value]) => [at - startSeconds, Number(value) * factor] as const).filter(([, value]) => Number.isFinite(value)),
     }));
-  return lineChart(lines, { title, xLabel: "s since the run started", yLabel: label, width: 760, height: 280 });
+  return lineChart(lines, { title, xLabel: "s since the run started", yLabel: label, width: 760, height: 300 });
 }
