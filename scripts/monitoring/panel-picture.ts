@@ -40,10 +40,36 @@ export function panelPicture(title: string, unit: string, targets: readonly Quer
   const { label, factor } = units[unit] ?? { label: unit, factor: 1 };
   const lines: ChartLine[] = targets
     .flatMap((target) => target.series.map((series) => ({ target, series })))
-    .map(({ target, series }, index) => ({
-      label: target.legendFormat.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, name: string) => series.metric[name] ?? "").replace("/csi.v1.Controller/Controller", ""),
-      color: palette[index % palette.length] ?? "#000",
-      points: series.values.map(([at, value]) => [at - startSeconds, Number(value) * factor] as const).filter(([, value]) => Number.isFinite(value)),
-    }));
+    .flatMap(({ target, series }, index) => {
+      const label = target.legendFormat.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, name: string) => series.metric[name] ?? "").replace("/csi.v1.Controller/Controller", "");
+      const color = palette[index % palette.length] ?? "#000";
+      return segments(series.values).map((points) => ({ label, color, points: points.map(([at, value]) => [at - startSeconds, value * factor] as const) }));
+    });
   return lineChart(lines, { title, xLabel: "s since the run started", yLabel: label, width: 760, height: 300 });
+}
+
+/**
+ * segments splits a series where it has no number (a quantile of no calls
+ * is NaN; Prometheus leaves out steps where a series was absent), as
+ * Grafana leaves a gap there rather than drawing a line across it.
+ */
+function segments(values: readonly (readonly [number, string])[]): (readonly [number, number])[][] {
+  const steps = values.slice(1).map(([at], i) => at - (values[i]?.[0] ?? at));
+  const step = Math.min(...steps.filter((gap) => gap > 0));
+  const parts: (readonly [number, number])[][] = [];
+  let current: (readonly [number, number])[] = [];
+  let last: number | undefined;
+  for (const [at, text] of values) {
+    const value = Number(text);
+    if (!Number.isFinite(value) || (last !== undefined && at - last > step * 1.5)) {
+      if (current.length > 0) parts.push(current);
+      current = [];
+    }
+    if (Number.isFinite(value)) {
+      current.push([at, value]);
+      last = at;
+    }
+  }
+  if (current.length > 0) parts.push(current);
+  return parts;
 }

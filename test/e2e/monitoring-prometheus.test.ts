@@ -192,6 +192,11 @@ describe("the dashboard and alerts against a real Prometheus scraping two replic
     const after = ["after-change-1", "after-change-2"];
     for (const name of after) await createVolumeAttachment(name);
     await waitAttached(after, 60_000);
+    // A few seconds of the new leader in Prometheus, for the pictures drawn next.
+    await waitForCondition(
+      async () => (await prometheus.queryRange(`leader_election_master_status{pod="${standby}"} == 1`, Date.now() / 1000 - 10, Date.now() / 1000, 1)).some((series) => series.values.length >= 6),
+      { description: `${standby} leading for 6 s in Prometheus`, timeoutMs: 30_000, intervalMs: 1_000 },
+    );
   }, 120_000);
 
   it("answers every panel's query, with the driver and pod variables filled in, with data over the run", async () => {
