@@ -157,17 +157,17 @@ export const dashboardRows: readonly { readonly title: string; readonly panels: 
       },
       {
         title: "API requests",
-        description: "Requests to kube-apiserver a second, by method and status code (client-go's rest_client_requests_total; ours counts the work client, not leader election's).",
+        description: "Requests to kube-apiserver a second, by method and status code (client-go's rest_client_requests_total; ours counts the work client, not leader election's). bun-csi-attacher only: the Go sidecar v4.13 does not link client-go's request metrics.",
         unit: "reqps",
-        targets: [target("A", `sum by (pod, method, code) (rate(rest_client_requests_total{pod=~"$pod"}[$__rate_interval]) ${attacherTargets})`, "{{pod}} {{method}} {{code}}")],
+        targets: [target("A", `sum by (pod, method, code) (rate(rest_client_requests_total{pod=~"$pod"}[$__rate_interval]) ${attacherTargets})`, "{{pod}} {{method}} {{code}}", "ours")],
       },
       {
         title: "Client-side throttling",
-        description: "Seconds a second requests spent waiting for the --kube-api-qps/--kube-api-burst token bucket, and the p99 of one wait: when they grow, the attacher is held back by its own limit, not by the API server.",
+        description: "Seconds a second requests spent waiting for the --kube-api-qps/--kube-api-burst token bucket, and the p99 of one wait: when they grow, the attacher is held back by its own limit, not by the API server. bun-csi-attacher only, as API requests.",
         unit: "s",
         targets: [
-          target("A", `sum by (pod) (rate(rest_client_rate_limiter_duration_seconds_sum{pod=~"$pod"}[$__rate_interval]) ${attacherTargets})`, "{{pod}} waited per second"),
-          target("B", `histogram_quantile(0.99, sum by (le, pod) (rate(rest_client_rate_limiter_duration_seconds_bucket{pod=~"$pod"}[$__rate_interval]) ${attacherTargets}))`, "{{pod}} p99 wait"),
+          target("A", `sum by (pod) (rate(rest_client_rate_limiter_duration_seconds_sum{pod=~"$pod"}[$__rate_interval]) ${attacherTargets})`, "{{pod}} waited per second", "ours"),
+          target("B", `histogram_quantile(0.99, sum by (le, pod) (rate(rest_client_rate_limiter_duration_seconds_bucket{pod=~"$pod"}[$__rate_interval]) ${attacherTargets}))`, "{{pod}} p99 wait", "ours"),
         ],
       },
     ],
