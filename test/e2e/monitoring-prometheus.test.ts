@@ -183,7 +183,9 @@ describe("the dashboard and alerts against a real Prometheus scraping two replic
   }, 300_000);
 
   it("shows the leader change: the standby leads once the leader stops, and attaches", async () => {
-    const [before] = await leaderOf();
+    let leaders: (string | undefined)[] = [];
+    await waitForCondition(async () => (leaders = await leaderOf()).length === 1, { description: "one leader in Prometheus", timeoutMs: 10_000, intervalMs: 500 });
+    const [before] = leaders;
     const leader = replicas.get(before ?? "");
     expect(leader).toBeDefined();
     await leader?.process.stop();
