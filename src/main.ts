@@ -29,7 +29,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const signal = stopOnSignals({ timeoutMs: config.timeoutMs, log, exit });
   try {
     const endpoint = await startHttpEndpoint({ config, log });
-    const apiServer = await connectToApiServer({ config });
+    const apiServer = await connectToApiServer({ config, endpoint });
     const driver = await connectToDriver({ config, log, endpoint, signal, exit });
     if (driver === undefined) return 0; // stopped by a signal while waiting for the driver
     const attacher = { config, log, apiServer, driver, endpoint, signal };

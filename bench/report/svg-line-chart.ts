@@ -26,10 +26,26 @@ export function lineChart(lines: readonly ChartLine[], options: ChartOptions): s
   const all = lines.flatMap((l) => l.points);
   const maxX = niceCeiling(Math.max(1e-9, ...all.map((p) => p[0])));
   const maxY = niceCeiling(Math.max(1e-9, ...all.map((p) => p[1])));
+  // Legend: one entry per distinct label colour, in rows that fit the width; the plot starts below them.
+  const seen = new Map<string, string>();
+  for (const line of lines) if (!seen.has(line.color)) seen.set(line.color, line.label.replace(/ r\d+$/, ""));
+  const legend: { color: string; label: string; x: number; row: number }[] = [];
+  let lx = pad.left + 8;
+  let row = 0;
+  for (const [color, label] of seen) {
+    const entryWidth = 24 + label.length * 6;
+    if (lx > pad.left + 8 && lx + entryWidth > width - pad.right) {
+      lx = pad.left + 8;
+      row += 1;
+    }
+    legend.push({ color, label, x: lx, row });
+    lx += entryWidth;
+  }
+  const top = pad.top + row * 14;
   const plotW = width - pad.left - pad.right;
-  const plotH = height - pad.top - pad.bottom;
+  const plotH = height - top - pad.bottom;
   const sx = (x: number) => pad.left + (x / maxX) * plotW;
-  const sy = (y: number) => pad.top + plotH - (y / maxY) * plotH;
+  const sy = (y: number) => top + plotH - (y / maxY) * plotH;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`);
   parts.push(`<text x="${width / 2}" y="15" text-anchor="middle" font-size="13">${escapeXml(options.title)}</text>`);
@@ -41,19 +57,15 @@ export function lineChart(lines: readonly ChartLine[], options: ChartOptions): s
     parts.push(`<text x="${sx(x)}" y="${height - pad.bottom + 14}" text-anchor="middle">${formatTick(x)}</text>`);
   }
   parts.push(`<text x="${pad.left + plotW / 2}" y="${height - 6}" text-anchor="middle">${escapeXml(options.xLabel)}</text>`);
-  parts.push(`<text transform="translate(12 ${pad.top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(options.yLabel)}</text>`);
+  parts.push(`<text transform="translate(12 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(options.yLabel)}</text>`);
   for (const line of lines) {
     if (line.points.length === 0) continue;
     const d = line.points.map((p, i) => `${i === 0 ? "M" : "L"}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join("");
     parts.push(`<path d="${d}" fill="none" stroke="${line.color}" stroke-width="1.5"${line.dashed === true ? ' stroke-dasharray="5 3"' : ""}><title>${escapeXml(line.label)}</title></path>`);
   }
-  // Legend: one entry per distinct label colour.
-  const seen = new Map<string, string>();
-  for (const line of lines) if (!seen.has(line.color)) seen.set(line.color, line.label.replace(/ r\d+$/, ""));
-  let lx = pad.left + 8;
-  for (const [color, label] of seen) {
-    parts.push(`<rect x="${lx}" y="${pad.top + 4}" width="10" height="10" fill="${color}"/><text x="${lx + 14}" y="${pad.top + 13}">${escapeXml(label)}</text>`);
-    lx += 24 + label.length * 6;
+  for (const entry of legend) {
+    const y = pad.top + entry.row * 14;
+    parts.push(`<rect x="${entry.x}" y="${y + 4}" width="10" height="10" fill="${entry.color}"/><text x="${entry.x + 14}" y="${y + 13}">${escapeXml(entry.label)}</text>`);
   }
   parts.push("</svg>");
   return parts.join("");

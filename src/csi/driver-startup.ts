@@ -25,12 +25,18 @@ export interface DriverStartupOptions {
   readonly shortCallTimeoutMs?: number;
   /** Pauses between connection attempts and between probes. Default driverStartupRetry (every second, as upstream). */
   readonly retry?: BackoffPolicy;
+  /**
+   * Told the driver's name as soon as GetPluginInfo answers, before the
+   * capability calls: the operation metrics label those with it, as
+   * upstream's SetDriverName comes between the two. Default: nothing.
+   */
+  readonly onDriverName?: (name: string) => void;
   readonly signal: AbortSignal;
 }
 
 /** resolveDriverStartupOptions fills the defaults of every optional field. */
 function resolveDriverStartupOptions(options: DriverStartupOptions): Required<DriverStartupOptions> {
-  return { ...options, shortCallTimeoutMs: options.shortCallTimeoutMs ?? 1000, retry: options.retry ?? driverStartupRetry };
+  return { ...options, shortCallTimeoutMs: options.shortCallTimeoutMs ?? 1000, retry: options.retry ?? driverStartupRetry, onDriverName: options.onDriverName ?? (() => {}) };
 }
 
 /**
@@ -40,7 +46,7 @@ function resolveDriverStartupOptions(options: DriverStartupOptions): Required<Dr
  * a driver that answers wrongly at start will not answer rightly later.
  */
 export async function startDriver(options: DriverStartupOptions): Promise<DriverInfo> {
-  const { client, log, signal, shortCallTimeoutMs, retry } = resolveDriverStartupOptions(options);
+  const { client, log, signal, shortCallTimeoutMs, retry, onDriverName } = resolveDriverStartupOptions(options);
 
   await waitForSocket(options.socketPath, new Backoff(retry), log, signal);
   const probes = new Backoff(retry);
@@ -67,6 +73,7 @@ export async function startDriver(options: DriverStartupOptions): Promise<Driver
   }
   if (name === "") throw new DriverStartupError("the CSI driver returned an empty name from GetPluginInfo");
   log.info("CSI driver name", { driver: name });
+  onDriverName(name);
 
   let capabilities: DriverCapabilities;
   try {

@@ -1,6 +1,7 @@
 import { KubeApiError, KubeResponseError, KubeTransportError } from "./errors";
 import { errorMessage } from "../util/error-message";
 import type { KubeConnection } from "./kubeconfig";
+import { noopKubeRequestObserver, type KubeRequestObserver } from "../metrics/kube-request-observer";
 
 /** The patch types the attacher sends; each maps to its Content-Type. */
 export type PatchType = "json" | "merge";
@@ -21,11 +22,18 @@ export interface KubeClientOptions {
    * Default: no limit.
    */
   readonly throttle?: (signal?: AbortSignal) => Promise<void>;
+  /** Told of every request's wait for `throttle` and of its answer (the `rest_client_*` metrics). Default: nobody. */
+  readonly observer?: KubeRequestObserver;
 }
 
 /** resolveKubeClientOptions fills the defaults of every optional field. */
 function resolveKubeClientOptions(options: KubeClientOptions): Required<KubeClientOptions> {
-  return { connection: options.connection, userAgent: options.userAgent ?? "csi-attacher", throttle: options.throttle ?? (async () => {}) };
+  return {
+    connection: options.connection,
+    userAgent: options.userAgent ?? "csi-attacher",
+    throttle: options.throttle ?? (async () => {}),
+    observer: options.observer ?? noopKubeRequestObserver,
+  };
 }
 
 interface RequestInit {
@@ -42,9 +50,12 @@ interface RequestInit {
  */
 export class KubeClient {
   private readonly options: Required<KubeClientOptions>;
+  /** The API server's host:port, as client-go's request metrics label it. */
+  private readonly host: string;
 
   constructor(options: KubeClientOptions) {
     this.options = resolveKubeClientOptions(options);
+    this.host = new URL(options.connection.server).host;
   }
 
   async get<T>(path: string, signal?: AbortSignal): Promise<T> {
@@ -116,7 +127,9 @@ export class KubeClient {
   }
 
   private async send(path: string, init: RequestInit): Promise<Response> {
+    const throttledAt = performance.now();
     await this.options.throttle(init.signal);
+    this.options.observer.throttled(init.method, this.host, (performance.now() - throttledAt) / 1000);
     const headers: Record<string, string> = {
       ...(await this.options.connection.authHeaders()),
       Accept: "application/json",
@@ -135,8 +148,10 @@ export class KubeClient {
       });
     } catch (e: unknown) {
       if (init.signal?.aborted) throw e;
+      this.options.observer.answered(init.method, this.host, "<error>");
       throw new KubeTransportError(`${init.method} ${path}: ${errorMessage(e)}`, { cause: e });
     }
+    this.options.observer.answered(init.method, this.host, String(response.status));
     if (!response.ok) {
       throw KubeApiError.from(response.status, await response.text(), `${init.method} ${path}`);
     }

@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import type { WorkQueueObserver } from "./work-queue-observer";
 import { CsiOperationMetrics } from "./csi-operation-metrics";
+import { KubeRequestMetrics } from "./kube-request-metrics";
 import { counterFrom, gaugeFrom, histogramFrom } from "./metric-builders";
 import { metricTable } from "./metric-table";
 import { registerProcessMetrics } from "./process-metrics";
@@ -28,11 +29,18 @@ export interface ObservedLeaderElection {
 export interface MetricRegistryOptions {
   /** Export `process_*` (CPU, memory, start time, file descriptors). Default true; tests turn it off for exact output. */
   readonly processMetrics?: boolean;
+  /**
+   * The work queues whose `workqueue_*` series exist, at zero, from the
+   * start: a standby builds its queues only once it leads, and the Go
+   * standby (whose controller, queues included, exists before it leads)
+   * exports them at zero, so per-pod panels show every replica. Default none.
+   */
+  readonly workQueueNames?: readonly string[];
 }
 
 /** resolveMetricRegistryOptions fills the defaults of every optional field. */
 function resolveMetricRegistryOptions(options: MetricRegistryOptions): Required<MetricRegistryOptions> {
-  return { processMetrics: options.processMetrics ?? true };
+  return { processMetrics: options.processMetrics ?? true, workQueueNames: options.workQueueNames ?? [] };
 }
 
 /**
@@ -44,14 +52,18 @@ function resolveMetricRegistryOptions(options: MetricRegistryOptions): Required<
 export class MetricRegistry {
   /** `csi_sidecar_operations_seconds`; the operation metrics interceptor reports here. */
   readonly csiOperations: CsiOperationMetrics;
+  /** `rest_client_*`; the work client's requests report here. */
+  readonly kubeRequests: KubeRequestMetrics;
   private readonly registry = new Registry();
   private readonly workQueueFamilies: WorkQueueFamilies;
-  private readonly queues: ObservedWorkQueue[] = [];
+  /** Every queue the gauges report, by name; undefined until the queue itself exists (then its gauges read 0). */
+  private readonly queues = new Map<string, ObservedWorkQueue | undefined>();
   private readonly elections: ObservedLeaderElection[] = [];
 
   constructor(options: MetricRegistryOptions = {}) {
     const { registry, queues, elections } = this;
     this.csiOperations = new CsiOperationMetrics(registry);
+    this.kubeRequests = new KubeRequestMetrics(registry);
     this.workQueueFamilies = {
       depth: gaugeFrom(metricTable.workQueueDepth, registry),
       adds: counterFrom(metricTable.workQueueAdds, registry),
@@ -62,18 +74,24 @@ export class MetricRegistry {
     // client-go refreshes these every 500 ms from a goroutine; reading them
     // when scraped gives the same values without a timer.
     gaugeFrom(metricTable.workQueueUnfinishedWork, registry, (gauge) => {
-      for (const queue of queues) gauge.set({ name: queue.name }, queue.unfinishedWorkSeconds());
+      for (const [name, queue] of queues) gauge.set({ name }, queue?.unfinishedWorkSeconds() ?? 0);
     });
     gaugeFrom(metricTable.workQueueLongestRunningProcessor, registry, (gauge) => {
-      for (const queue of queues) gauge.set({ name: queue.name }, queue.longestRunningProcessorSeconds());
+      for (const [name, queue] of queues) gauge.set({ name }, queue?.longestRunningProcessorSeconds() ?? 0);
     });
     gaugeFrom(metricTable.workQueueOldestWaiting, registry, (gauge) => {
-      for (const queue of queues) gauge.set({ name: queue.name }, queue.oldestWaiting()?.seconds ?? 0);
+      for (const [name, queue] of queues) gauge.set({ name }, queue?.oldestWaiting()?.seconds ?? 0);
     });
     gaugeFrom(metricTable.leaderElectionMasterStatus, registry, (gauge) => {
       for (const election of elections) gauge.set({ name: election.name }, election.isLeader() ? 1 : 0);
     });
-    if (resolveMetricRegistryOptions(options).processMetrics) registerProcessMetrics(registry);
+    const resolved = resolveMetricRegistryOptions(options);
+    if (resolved.processMetrics) registerProcessMetrics(registry);
+    for (const name of resolved.workQueueNames) {
+      // Creating the queue's event sink creates its counted series at zero.
+      this.workQueueMetrics(name);
+      queues.set(name, undefined);
+    }
   }
 
   /** workQueueMetrics returns the event sink for the queue named `name`; pass it to the queue's constructor. */
@@ -83,7 +101,7 @@ export class MetricRegistry {
 
   /** watchQueue adds `queue` to the gauges read at scrape time (unfinished work, longest running processor, oldest waiting). */
   watchQueue(queue: ObservedWorkQueue): void {
-    this.queues.push(queue);
+    this.queues.set(queue.name, queue);
   }
 
   /**

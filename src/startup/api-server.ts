@@ -4,10 +4,13 @@ import { KubeClient } from "../kube/http-client";
 import { loadKubeConnection, type KubeConnection } from "../kube/kubeconfig";
 import { createApiThrottle } from "../kube/token-bucket";
 import { StartupFailure } from "./errors";
+import type { HttpEndpoint } from "./http-endpoint";
 
 export interface ApiServerOptions {
   /** --kubeconfig ("" for in-cluster), --kube-api-qps and --kube-api-burst. */
   readonly config: Pick<Config, "kubeconfig" | "kubeApiQps" | "kubeApiBurst">;
+  /** Its metrics, if kept, count every request and its wait for the throttle (`rest_client_*`). */
+  readonly endpoint: Pick<HttpEndpoint, "metrics">;
 }
 
 /** ApiServer is the way to the API server: the work path's client, and what leader election builds its own on. */
@@ -26,6 +29,7 @@ export interface ApiServer {
  */
 export async function connectToApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const { config } = options;
+  const { metrics } = options.endpoint;
   // One bucket for every request of the work path, watches included (client-go
   // throttles a watch's opening request too). Leader election has its own
   // client. The flag schemas have already refused values it cannot take.
@@ -33,7 +37,7 @@ export async function connectToApiServer(options: ApiServerOptions): Promise<Api
   const userAgent = `csi-attacher/${version}`;
   try {
     const connection = await loadKubeConnection({ kubeconfig: config.kubeconfig });
-    const client = new KubeClient({ connection, userAgent, ...(throttle ? { throttle } : {}) });
+    const client = new KubeClient({ connection, userAgent, ...(throttle ? { throttle } : {}), ...(metrics ? { observer: metrics.kubeRequests } : {}) });
     return { connection, client, userAgent };
   } catch (e: unknown) {
     throw new StartupFailure("Failed to build a Kubernetes config", {}, { cause: e });

@@ -60,13 +60,19 @@ export async function connectToDriver(options: CsiDriverOptions): Promise<CsiDri
   const csi = new CsiClient(transport);
   let info: DriverInfo;
   try {
-    info = await startDriver({ client: csi, socketPath: config.csiAddress, log, probeTimeoutMs: config.timeoutMs, signal });
+    info = await startDriver({
+      client: csi,
+      socketPath: config.csiAddress,
+      log,
+      probeTimeoutMs: config.timeoutMs,
+      // A driver that in-tree volumes migrate to gets the `migrated` label, as upstream's WithMigration.
+      onDriverName: (name) => metrics?.csiOperations.setDriver(name, inTreePluginForDriver(name) !== undefined),
+      signal,
+    });
   } catch (e: unknown) {
     if (signal.aborted) return undefined;
     throw new StartupFailure("Failed to start with the CSI driver", { csiAddress: config.csiAddress }, { cause: e });
   }
   endpoint.readiness.satisfy("driver-probed");
-  // A driver that in-tree volumes migrate to gets the `migrated` label, as upstream's WithMigration.
-  metrics?.csiOperations.setDriver(info.name, inTreePluginForDriver(info.name) !== undefined);
   return { csi, info };
 }

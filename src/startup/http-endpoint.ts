@@ -1,4 +1,5 @@
 import type { Config } from "../cli/config";
+import { workQueueNames } from "../controller/work-queue-names";
 import { LeaderElectionHealthAdaptor } from "../http/leader-election-health";
 import { Readiness } from "../http/readiness";
 import type { Logger } from "../log/logger";
@@ -42,7 +43,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
   // modules, beyond the kube and CSI clients it shares, weigh next to
   // nothing at start (issue 13).
   const [{ MetricRegistry }, { startHttpServer }] = await Promise.all([import("../metrics/metric-registry"), import("../http/http-server")]);
-  const metrics = new MetricRegistry();
+  const metrics = new MetricRegistry({ workQueueNames: Object.values(workQueueNames) });
   try {
     // Closed by the process exit, like Go's ListenAndServe goroutine.
     startHttpServer({

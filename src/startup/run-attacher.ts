@@ -10,6 +10,7 @@ import { Reconciler } from "../controller/reconciler";
 import { TrivialHandler } from "../controller/trivial-handler";
 import { VolumeAttachmentWriter } from "../controller/va-writer";
 import { VanishedVolumeAttachments } from "../controller/vanished-volume-attachments";
+import { workQueueNames } from "../controller/work-queue-names";
 import { EventRecorder } from "../kube/event-recorder";
 import type { KubeClient } from "../kube/http-client";
 import type { Logger } from "../log/logger";
@@ -69,8 +70,8 @@ export async function runAttacher(options: RunAttacherOptions): Promise<void> {
     metrics?.watchQueue(queue);
     return queue;
   };
-  const vaQueue = newQueue("csi-attacher-va", attachDetachLanes(vaWorkKind(vas), config.workerThreads));
-  const pvQueue = newQueue("csi-attacher-pv");
+  const vaQueue = newQueue(workQueueNames.volumeAttachments, attachDetachLanes(vaWorkKind(vas), config.workerThreads));
+  const pvQueue = newQueue(workQueueNames.persistentVolumes);
   const controller = new AttachController({ driverName, handler, vas, pvs, vaQueue, pvQueue, log, ...(vanished ? { vanished } : {}) });
   new BacklogWarning({ queues: [vaQueue, pvQueue], log }).run(signal);
 

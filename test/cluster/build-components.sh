@@ -2,7 +2,7 @@
 # build-components.sh builds the real Go components the test ground runs
 # (kube-apiserver, kube-controller-manager, etcd, the upstream CSI mock
 # driver) and the tools its
-# tests check with (Prometheus' promtool) from their Go modules,
+# tests check with (Prometheus' promtool and server) from their Go modules,
 # pinned, into a cache directory outside the repository keyed by version, so
 # a warm machine never rebuilds. Prints nothing but progress on stderr; the
 # binary directory on stdout, or with BUILD_COMPONENTS_PRINT=paths one
@@ -99,6 +99,12 @@ build_in_wrapper mock-csi-driver "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/
 # remove_all_sd leaves out Prometheus' service discovery plugins: promtool's
 # linter needs none of them, and their SDKs are most of the download.
 GOFLAGS="$GOFLAGS -tags=remove_all_sd" build_in_wrapper promtool "$PROMETHEUS_VERSION" github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/promtool
+# The Prometheus server scrapes a real attacher and evaluates the shipped
+# alerting rules in test/e2e/monitoring-prometheus. Same module, version and
+# tags as promtool: it reuses promtool's module downloads and most of its
+# build cache (the server adds the TSDB's head, the web API and the rule
+# manager's notifier).
+GOFLAGS="$GOFLAGS -tags=remove_all_sd" build_in_wrapper prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/prometheus
 
 # The upstream Go attacher is only needed by the benchmark (bench/), so it is
 # built only on request; it has its own script, cached the same way.
@@ -107,7 +113,7 @@ if [ "${BUILD_COMPONENTS_GO_ATTACHER:-}" = 1 ]; then
 fi
 
 if [ "${BUILD_COMPONENTS_PRINT:-}" = paths ]; then
-  for name in kube-apiserver kube-controller-manager etcd mock-csi-driver promtool ${built_paths[go-attacher]:+go-attacher}; do printf '%s=%s\n' "$name" "${built_paths[$name]}"; done
+  for name in kube-apiserver kube-controller-manager etcd mock-csi-driver promtool prometheus ${built_paths[go-attacher]:+go-attacher}; do printf '%s=%s\n' "$name" "${built_paths[$name]}"; done
 else
   echo "$bin_dir"
 fi

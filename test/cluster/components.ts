@@ -13,8 +13,10 @@ export interface ComponentPaths {
   readonly kubeControllerManager: string;
   readonly etcd: string;
   readonly mockCsiDriver: string;
-  /** Prometheus' promtool, for `promtool check metrics`. */
+  /** Prometheus' promtool, for `promtool check metrics` and `promtool test rules`. */
   readonly promtool: string;
+  /** The Prometheus server, scraping an attacher in the monitoring test. */
+  readonly prometheus: string;
 }
 
 const scriptPath = join(import.meta.dir, "build-components.sh");
@@ -26,6 +28,7 @@ const fieldsByName = {
   etcd: "etcd",
   "mock-csi-driver": "mockCsiDriver",
   promtool: "promtool",
+  prometheus: "prometheus",
 } as const satisfies Record<string, keyof ComponentPaths>;
 
 let pending: Promise<ComponentPaths> | undefined;
@@ -71,13 +74,13 @@ function parsePaths(stdout: string): ComponentPaths {
     if (!Object.hasOwn(fieldsByName, name)) continue;
     found[fieldsByName[name as keyof typeof fieldsByName]] = line.slice(eq + 1).trim();
   }
-  const { kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool } = found;
-  if (kubeApiserver === undefined || kubeControllerManager === undefined || etcd === undefined || mockCsiDriver === undefined || promtool === undefined) {
+  const { kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool, prometheus } = found;
+  if (kubeApiserver === undefined || kubeControllerManager === undefined || etcd === undefined || mockCsiDriver === undefined || promtool === undefined || prometheus === undefined) {
     throw new Error(`${scriptPath} did not print a path for every component; stdout was:\n${stdout}`);
   }
-  for (const path of [kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool]) {
+  for (const path of [kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool, prometheus]) {
     // Fail here, naming the file, rather than later with a bare ENOENT from spawn.
     accessSync(path, constants.X_OK);
   }
-  return { kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool };
+  return { kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool, prometheus };
 }

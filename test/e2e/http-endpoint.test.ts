@@ -75,8 +75,16 @@ describe("HTTP endpoint", () => {
       grpc_status_code: "OK",
     });
     expect(publishCount.map((sample) => [Object.keys(sample.labels).sort(), sample.value >= 1])).toEqual([[["driver_name", "grpc_status_code", "method_name"], true]]);
-    // Start-up calls count too, Probe before the driver had told its name.
-    expect(find(samples, "csi_sidecar_operations_seconds_count", { driver_name: "unknown-driver", method_name: "/csi.v1.Identity/Probe" }).length).toBe(1);
+    // Start-up calls count too: Probe and GetPluginInfo before the driver had told its name, the capability calls after, as upstream.
+    const startupCalls = ["Identity/Probe", "Identity/GetPluginInfo", "Identity/GetPluginCapabilities", "Controller/ControllerGetCapabilities"].map((method) =>
+      find(samples, "csi_sidecar_operations_seconds_count", { method_name: `/csi.v1.${method}` }).map((sample) => `${method} ${sample.labels["driver_name"]}`),
+    );
+    expect(startupCalls).toEqual([
+      ["Identity/Probe unknown-driver"],
+      ["Identity/GetPluginInfo unknown-driver"],
+      [`Identity/GetPluginCapabilities ${driverName}`],
+      [`Controller/ControllerGetCapabilities ${driverName}`],
+    ]);
 
     const workQueueFamilies = [
       "workqueue_depth",
@@ -92,8 +100,26 @@ describe("HTTP endpoint", () => {
     expect(workQueueFamilies.map(queueNames)).toEqual(workQueueFamilies.map(() => ["csi-attacher-pv", "csi-attacher-va"]));
     expect(find(samples, "workqueue_adds_total", { name: "csi-attacher-va" })[0]?.value).toBeGreaterThanOrEqual(1);
 
-    const processFamilies = ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes", "process_start_time_seconds", "process_open_fds", "process_max_fds"];
+    // The work client's API requests (its lists and watches at least), and its waits for --kube-api-qps's token bucket.
+    expect([
+      find(samples, "rest_client_requests_total", { method: "GET", code: "200" }).reduce((sum, sample) => sum + sample.value, 0) >= 3,
+      (find(samples, "rest_client_rate_limiter_duration_seconds_count", { verb: "GET" })[0]?.value ?? 0) >= 3,
+    ]).toEqual([true, true]);
+
+    const processFamilies = [
+      "process_cpu_seconds_total",
+      "process_resident_memory_bytes",
+      "process_virtual_memory_bytes",
+      "process_start_time_seconds",
+      "process_open_fds",
+      "process_max_fds",
+      "csi_attacher_resident_anonymous_memory_bytes",
+      "csi_attacher_javascript_heap_used_bytes",
+    ];
     expect(processFamilies.filter((family) => !((find(samples, family)[0]?.value ?? 0) > 0))).toEqual([]);
+    // prom-client's process_heap_bytes would be VmData, gigabytes of reserved address space under Bun; the JavaScript heap is a part of the resident memory.
+    const value = (family: string) => find(samples, family)[0]?.value ?? Number.NaN;
+    expect([find(samples, "process_heap_bytes"), value("csi_attacher_javascript_heap_used_bytes") < value("process_resident_memory_bytes")]).toEqual([[], true]);
   });
 
   it("serves output that Prometheus' own linter accepts (promtool check metrics)", async () => {

@@ -9,6 +9,7 @@ import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 import { AttacherProcess, attacherBinary } from "./support/attacher-process";
 import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { parseSamples } from "./support/prometheus-text";
 
 /**
  * Leader election of the compiled attacher: several replicas share one CSI
@@ -132,6 +133,17 @@ describe("leader election", () => {
     expect(second.log()).not.toContain("ControllerPublish");
     // What dashboards and probes see: 1 on the leader, 0 on the standby, both healthy.
     expect([await masterStatus("replica-a"), await masterStatus("replica-b")]).toEqual(["1", "0"]);
+    // As the Go standby, whose queues exist before it leads: per-pod panels show every replica.
+    const standbyQueues = parseSamples((await endpoint("replica-b", "/metrics")).body)
+      .filter((sample) => sample.name === "workqueue_depth" || sample.name === "csi_attacher_workqueue_oldest_waiting_seconds")
+      .map((sample) => `${sample.name}{name="${sample.labels["name"]}"} ${sample.value}`)
+      .sort();
+    expect(standbyQueues).toEqual([
+      'csi_attacher_workqueue_oldest_waiting_seconds{name="csi-attacher-pv"} 0',
+      'csi_attacher_workqueue_oldest_waiting_seconds{name="csi-attacher-va"} 0',
+      'workqueue_depth{name="csi-attacher-pv"} 0',
+      'workqueue_depth{name="csi-attacher-va"} 0',
+    ]);
     expect([await endpoint("replica-a", "/healthz/leader-election"), await endpoint("replica-b", "/healthz/leader-election")]).toEqual([
       { status: 200, body: "ok" },
       { status: 200, body: "ok" },

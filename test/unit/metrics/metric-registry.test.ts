@@ -1,6 +1,7 @@
 import { describe, expect, it } from "bun:test";
 import { MetricRegistry } from "../../../src/metrics/metric-registry";
 import { WorkQueue } from "../../../src/queue/work-queue";
+import { readOwnMemoryLimit } from "../../../src/util/cgroup-memory-limit";
 import { FakeClock } from "../queue/fake-clock";
 
 /** The samples of the exposition `text` whose metric name is `name`, as `{labels} -> value`. */
@@ -17,6 +18,8 @@ function samples(text: string, name: string): Record<string, number> {
 function help(text: string, name: string): string | undefined {
   return text.split("\n").find((line) => line.startsWith(`# HELP ${name} `))?.slice(`# HELP ${name} `.length);
 }
+
+const ownLimit = readOwnMemoryLimit()?.limitBytes;
 
 function queueWithMetrics(registry: MetricRegistry, name: string, clock: FakeClock): WorkQueue<string> {
   const queue = new WorkQueue<string>({ name, clock, metrics: registry.workQueueMetrics(name) });
@@ -66,7 +69,42 @@ describe("csi_sidecar_operations_seconds", () => {
   });
 });
 
+describe("rest_client metrics", () => {
+  it("counts API requests by code, method and host, and the client-side rate limiter's waits by verb and host, under client-go's names and buckets", async () => {
+    const registry = new MetricRegistry({ processMetrics: false });
+    registry.kubeRequests.throttled("GET", "127.0.0.1:6443", 0);
+    registry.kubeRequests.throttled("PATCH", "127.0.0.1:6443", 0.3);
+    registry.kubeRequests.answered("GET", "127.0.0.1:6443", "200");
+    registry.kubeRequests.answered("PATCH", "127.0.0.1:6443", "409");
+    registry.kubeRequests.answered("PATCH", "127.0.0.1:6443", "409");
+    const text = await registry.render();
+    expect([
+      samples(text, "rest_client_requests_total"),
+      samples(text, "rest_client_rate_limiter_duration_seconds_count"),
+      samples(text, "rest_client_rate_limiter_duration_seconds_sum"),
+      Object.keys(samples(text, "rest_client_rate_limiter_duration_seconds_bucket")).filter((labels) => labels.includes('verb="GET"')).map((labels) => /le="([^"]+)"/.exec(labels)?.[1]),
+    ]).toEqual([
+      { '{code="200",method="GET",host="127.0.0.1:6443"}': 1, '{code="409",method="PATCH",host="127.0.0.1:6443"}': 2 },
+      { '{verb="GET",host="127.0.0.1:6443"}': 1, '{verb="PATCH",host="127.0.0.1:6443"}': 1 },
+      { '{verb="GET",host="127.0.0.1:6443"}': 0, '{verb="PATCH",host="127.0.0.1:6443"}': 0.3 },
+      ["0.005", "0.025", "0.1", "0.25", "0.5", "1", "2", "4", "8", "15", "30", "60", "+Inf"],
+    ]);
+  });
+});
+
 describe("workqueue metrics", () => {
+  /** Every family with one sample per queue: the counters, the histograms' counts and the gauges. */
+  const families = [
+    "workqueue_depth",
+    "workqueue_adds_total",
+    "workqueue_retries_total",
+    "workqueue_queue_duration_seconds_count",
+    "workqueue_work_duration_seconds_count",
+    "workqueue_unfinished_work_seconds",
+    "workqueue_longest_running_processor_seconds",
+    "csi_attacher_workqueue_oldest_waiting_seconds",
+  ];
+
   it("exports every workqueue_* series of both queues at zero before any work, with client-go's help texts", async () => {
     const registry = new MetricRegistry({ processMetrics: false });
     const clock = new FakeClock();
@@ -74,22 +112,29 @@ describe("workqueue metrics", () => {
     queueWithMetrics(registry, "csi-attacher-pv", clock);
     const text = await registry.render();
     const zeroForBoth = { '{name="csi-attacher-va"}': 0, '{name="csi-attacher-pv"}': 0 };
-    const families = [
-      "workqueue_depth",
-      "workqueue_adds_total",
-      "workqueue_retries_total",
-      "workqueue_queue_duration_seconds_count",
-      "workqueue_work_duration_seconds_count",
-      "workqueue_unfinished_work_seconds",
-      "workqueue_longest_running_processor_seconds",
-      "csi_attacher_workqueue_oldest_waiting_seconds",
-    ];
     expect(families.map((family) => samples(text, family))).toEqual(families.map(() => zeroForBoth));
     expect(["workqueue_depth", "workqueue_adds_total", "workqueue_queue_duration_seconds", "workqueue_retries_total"].map((family) => help(text, family))).toEqual([
       "[BETA] Current depth of workqueue",
       "[BETA] Total number of adds handled by workqueue",
       "[BETA] How long in seconds an item stays in workqueue before being requested.",
       "[BETA] Total number of retries handled by workqueue",
+    ]);
+  });
+
+  it("exports the named queues' series at zero before the queues exist, as a Go standby does, and reads each queue once it is watched", async () => {
+    const registry = new MetricRegistry({ processMetrics: false, workQueueNames: ["csi-attacher-va", "csi-attacher-pv"] });
+    const standby = await registry.render();
+    const zeroForBoth = { '{name="csi-attacher-va"}': 0, '{name="csi-attacher-pv"}': 0 };
+    expect(families.map((family) => samples(standby, family))).toEqual(families.map(() => zeroForBoth));
+
+    const clock = new FakeClock();
+    const queue = queueWithMetrics(registry, "csi-attacher-va", clock);
+    queue.add("a");
+    clock.step(4_000);
+    const leading = await registry.render();
+    expect(["workqueue_depth", "csi_attacher_workqueue_oldest_waiting_seconds"].map((family) => samples(leading, family))).toEqual([
+      { '{name="csi-attacher-va"}': 1, '{name="csi-attacher-pv"}': 0 },
+      { '{name="csi-attacher-va"}': 4, '{name="csi-attacher-pv"}': 0 },
     ]);
   });
 
@@ -164,5 +209,25 @@ describe("process metrics", () => {
     expect(values.every((value) => value > 0)).toBe(true);
     // Only process_*: prom-client's nodejs_* read zeros under Bun.
     expect(text.includes("nodejs_")).toBe(false);
+  });
+
+  it("leaves out process_heap_bytes (VmData under Bun) and says what the JavaScript heap holds and how much of the resident memory is anonymous", async () => {
+    const text = await new MetricRegistry().render();
+    const value = (name: string) => samples(text, name)[""] ?? Number.NaN;
+    const resident = value("process_resident_memory_bytes");
+    const heapUsed = value("csi_attacher_javascript_heap_used_bytes");
+    const anonymous = value("csi_attacher_resident_anonymous_memory_bytes");
+    expect({
+      processHeap: samples(text, "process_heap_bytes"),
+      heapUsedBelowResident: heapUsed > 0 && heapUsed < resident,
+      anonymousBelowResident: anonymous > 0 && anonymous < resident,
+      // This test runs in whatever cgroup the machine gives it: the limit's sample is there exactly when start-up finds one.
+      limit: samples(text, "csi_attacher_memory_limit_bytes"),
+    }).toEqual({
+      processHeap: {},
+      heapUsedBelowResident: true,
+      anonymousBelowResident: true,
+      limit: ownLimit === undefined ? {} : { "": ownLimit },
+    });
   });
 });
