@@ -142,7 +142,9 @@ class SessionPool {
 
   call<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> {
     let open = this.current;
-    if (open === undefined) {
+    // A dying session may not have said "close" yet while its streams
+    // already ended: a call made then goes out on a new one.
+    if (open === undefined || !open.usable()) {
       open = new OpenSession(this.createConnection, () => {
         if (this.current === open) this.current = undefined;
       });
@@ -183,6 +185,11 @@ class OpenSession {
       this.fail(new ConnectError(connectionClosedMessage, Code.Unavailable));
     });
     this.session.unref();
+  }
+
+  /** usable says whether a new call may still go out on this session. */
+  usable(): boolean {
+    return this.failure === undefined && !this.session.destroyed && !this.session.closed;
   }
 
   call<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> {
@@ -244,13 +251,14 @@ class OpenSession {
     stream.on("trailers", (headers) => {
       trailers = headers;
     });
-    stream.on("error", (e: unknown) => settle(connectErrorFromSocket(e)));
+    // A connection that goes away ends its streams before the session
+    // says so: with NO_ERROR when the driver closed it, with CANCEL or an
+    // error when it died. Either way the call was cut, not answered.
+    const cut = () => this.session.destroyed || this.session.closed;
+    stream.on("error", (e: unknown) => settle(cut() ? new ConnectError(connectionClosedMessage, Code.Unavailable) : connectErrorFromSocket(e)));
     stream.on("close", () => {
       const answered = trailers !== undefined || responseHeaders?.["grpc-status"] !== undefined;
-      // A connection that goes away ends its streams before the session
-      // says so: with NO_ERROR when the driver closed it, with CANCEL when
-      // it died. Either way the call was cut, not answered.
-      if (!answered && (this.session.destroyed || this.session.closed)) {
+      if (!answered && cut()) {
         settle(new ConnectError(connectionClosedMessage, Code.Unavailable));
         return;
       }
