@@ -1,6 +1,6 @@
 import * as net from "node:net";
-import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import type { Interceptor, Transport } from "@connectrpc/connect";
+import { createUnaryGrpcTransport } from "./unary-grpc-transport";
 
 export interface DriverTransportOptions {
   /** Path of the driver's Unix socket. */
@@ -22,17 +22,18 @@ function resolveDriverTransportOptions(options: DriverTransportOptions): Require
 }
 
 /**
- * createDriverTransport opens the Connect gRPC transport to a CSI driver over
- * its Unix socket. This is the only file that imports connect-node.
+ * createDriverTransport opens the gRPC transport to a CSI driver over its
+ * Unix socket (createUnaryGrpcTransport: one HTTP/2 session, calls in
+ * flight failed at once as Unavailable when it closes) and watches that the
+ * driver stays there.
  *
- * Connect speaks HTTP/2 to "http://localhost"; `createConnection` swaps the
- * TCP dial for the socket. A closed socket alone is not a loss (a session
- * also ends on GOAWAY), so on close we dial the path: if nobody answers, the
- * driver is gone. A dial that connects proves little when the driver is
- * being killed at that moment (its listening socket can outlive the
- * connected one by a moment, and our dial lands in its backlog), so the
- * probe connection is kept open as a watch of its own: when it closes, the
- * check runs again, until a dial is refused or the driver keeps it.
+ * A closed socket alone is not a loss (a session also ends on GOAWAY), so on
+ * close we dial the path: if nobody answers, the driver is gone. A dial that
+ * connects proves little when the driver is being killed at that moment (its
+ * listening socket can outlive the connected one by a moment, and our dial
+ * lands in its backlog), so the probe connection is kept open as a watch of
+ * its own: when it closes, the check runs again, until a dial is refused or
+ * the driver keeps it.
  */
 export function createDriverTransport(given: DriverTransportOptions): Transport {
   const options = resolveDriverTransportOptions(given);
@@ -49,29 +50,6 @@ export function createDriverTransport(given: DriverTransportOptions): Transport 
     });
   };
 
-  // Bun's http2 client ends the streams of a connection that closes under
-  // them with NO_ERROR and no response, which connect-node does not take as
-  // a failure: the call would wait out its deadline (--timeout, 20 minutes
-  // in some drivers' charts) although nobody can answer it any more. So a
-  // call in flight when a driver connection closes fails at once, as
-  // Unavailable, which callers treat as "may still be in progress" and retry.
-  // With one long-lived session there is one connection, so every call in
-  // flight was on it; were a second session open, its calls would be retried too.
-  //
-  // Every call carries the signal of the connection in use when it starts;
-  // a close aborts that signal and hands later calls a fresh one. One shared
-  // signal instead of a controller, a combined signal and a set entry per
-  // call: a publish or unpublish without a signal of its own allocates
-  // nothing here.
-  let connectionClosed = new AbortController();
-  const failCallsInFlight = () => {
-    const closed = connectionClosed;
-    connectionClosed = new AbortController();
-    closed.abort(new ConnectError("connection to the CSI driver closed during the call", Code.Unavailable));
-  };
-  const untilConnectionCloses = (signal: AbortSignal | undefined): AbortSignal =>
-    signal === undefined ? connectionClosed.signal : AbortSignal.any([signal, connectionClosed.signal]);
-
   const checkAlive = () => {
     if (lost || !everConnected) return;
     const probe = net.connect(options.socketPath);
@@ -83,29 +61,15 @@ export function createDriverTransport(given: DriverTransportOptions): Transport 
     });
   };
 
-  const transport = createGrpcTransport({
-    baseUrl: "http://localhost",
-    // CSI drivers are local: keep the session open rather than closing it
-    // when idle (default 15 min), so that its socket is there to close when
-    // the driver dies. connect-node's timer helper ignores Infinity.
-    idleConnectionTimeoutMs: Number.POSITIVE_INFINITY,
-    interceptors: [...options.interceptors],
-    nodeOptions: {
-      createConnection: () => {
-        const socket = net.connect(options.socketPath);
-        socket.once("connect", () => {
-          everConnected = true;
-        });
-        socket.once("close", () => {
-          failCallsInFlight();
-          checkAlive();
-        });
-        return socket;
-      },
+  return createUnaryGrpcTransport({
+    interceptors: options.interceptors,
+    createConnection: () => {
+      const socket = net.connect(options.socketPath);
+      socket.once("connect", () => {
+        everConnected = true;
+      });
+      socket.once("close", checkAlive);
+      return socket;
     },
   });
-  return {
-    unary: (method, signal, timeoutMs, header, input, contextValues) => transport.unary(method, untilConnectionCloses(signal), timeoutMs, header, input, contextValues),
-    stream: (method, signal, timeoutMs, header, input, contextValues) => transport.stream(method, untilConnectionCloses(signal), timeoutMs, header, input, contextValues),
-  };
 }

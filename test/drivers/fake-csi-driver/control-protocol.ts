@@ -49,6 +49,13 @@ export const ScriptedAnswerSchema = v.strictObject({
   ),
   /** Status message sent with a failure; default "scripted <code> for <method>". */
   message: v.optional(v.string()),
+  /**
+   * Status details sent with a failure, in the `grpc-status-details-bin`
+   * trailer as google.rpc.Status does: each an Any of message type `type`
+   * (e.g. "google.rpc.ErrorInfo") whose serialized bytes are `value`, in
+   * base64. Default none (no such trailer). Ignored without `code`.
+   */
+  details: v.optional(v.array(v.strictObject({ type: v.pipe(v.string(), v.minLength(1)), value: v.pipe(v.string(), v.base64()) }))),
   /** Milliseconds to wait before answering; default 0. */
   delayMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   /** Hold the call until POST /release lets it go; default false. */

@@ -1,6 +1,7 @@
 // Errors of the fake driver. Handlers throw CsiStatusError; the gRPC wiring
 // turns it into a status, and the call log records its code.
 import { statusCodeName, type StatusCodeName } from "./status-codes";
+import type { StatusDetail } from "./status-details";
 
 /** Status code numbers the normal behaviour answers with (wire values). */
 export const Code = {
@@ -27,6 +28,8 @@ export class CsiStatusError extends Error {
     readonly code: number,
     message: string,
     options?: ErrorOptions,
+    /** Status details sent with the status; default none. */
+    readonly details: readonly StatusDetail[] = [],
   ) {
     super(message, options);
   }

@@ -59,7 +59,7 @@ export function createFaultInjectingHandler(
           runNormal();
         }
         const message = answer.message ?? `scripted ${statusCodeName(answer.code)} for ${name}`;
-        throw new CsiStatusError(answer.code, message);
+        throw new CsiStatusError(answer.code, message, undefined, answer.details);
       }
       const response = runNormal();
       return answer.response === undefined ? response : overrideResponse(method.output, response, answer.response);

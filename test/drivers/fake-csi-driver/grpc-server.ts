@@ -17,6 +17,7 @@ import type { DriverState } from "./driver-state";
 import { CsiStatusError } from "./errors";
 import { createFaultInjectingHandler } from "./fault-injection";
 import { createIdentityHandlers } from "./identity-service";
+import { encodeStatus } from "./status-details";
 import {
   createServiceDefinition,
   csiMethodName,
@@ -96,7 +97,10 @@ function toGrpcHandler(handler: UnaryHandler): grpc.handleUnaryCall<Message, Mes
       (response) => callback(null, response),
       (e: unknown) => {
         const error = CsiStatusError.from(e);
-        callback({ code: error.code, details: error.message });
+        const metadata = new grpc.Metadata();
+        // As grpc-go's status.WithDetails: the whole status again, details included, in a binary trailer.
+        if (error.details.length > 0) metadata.set("grpc-status-details-bin", Buffer.from(encodeStatus(error.code, error.message, error.details)));
+        callback({ code: error.code, details: error.message, metadata });
       },
     );
   };

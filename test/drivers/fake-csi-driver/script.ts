@@ -3,12 +3,15 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { CsiMethodName, ScriptedAnswer } from "./control-protocol";
 import { parseStatusCode } from "./status-codes";
+import type { StatusDetail } from "./status-details";
 
 /** Answer is a scripted answer with its defaults filled in. */
 export interface Answer {
   /** gRPC status code; 0 means succeed. */
   readonly code: number;
   readonly message: string | undefined;
+  /** Status details of a failure; empty for none. */
+  readonly details: readonly StatusDetail[];
   readonly delayMs: number;
   readonly hang: boolean;
   /** Proto3 JSON fields replacing the normal response's. */
@@ -106,6 +109,7 @@ function resolveAnswer(source: ScriptedAnswer): Answer {
   return {
     code: source.code === undefined ? 0 : (parseStatusCode(source.code) ?? 0),
     message: source.message,
+    details: (source.details ?? []).map((detail) => ({ type: detail.type, value: Buffer.from(detail.value, "base64") })),
     delayMs: source.delayMs ?? 0,
     hang: source.hang ?? false,
     response: source.response,

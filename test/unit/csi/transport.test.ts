@@ -3,32 +3,44 @@ import { mkdtempSync, rmSync } from "node:fs";
 import * as http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { Controller } from "../../../gen/csi/v1/csi_pb";
 import { CsiClient } from "../../../src/csi/csi-client";
 import { CsiCallError } from "../../../src/csi/errors";
 import { createDriverTransport } from "../../../src/csi/transport";
 
 /** What the fake driver does with each call, in order of arrival. */
-type CallAnswer = "drop-connection" | "answer-empty";
+type CallAnswer = "drop-connection" | "answer-empty" | "reset-no-error" | "goaway-then-answer";
 
 /**
- * driverOnSocket serves gRPC on a Unix socket by hand: each call is either
- * answered with an empty message and status OK (a Probe answer: ready), or
- * left unanswered while the driver drops the whole connection under it.
+ * driverOnSocket serves gRPC on a Unix socket by hand: each call is
+ * answered with an empty message and status OK (a Probe answer: ready),
+ * left unanswered while the driver drops the whole connection under it,
+ * reset with NO_ERROR before any answer, or answered after the driver told
+ * the session to go away. `sessions` counts the connections it accepted.
  */
-async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: string } & AsyncDisposable> {
+async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: string; sessions: () => number } & AsyncDisposable> {
   const dir = mkdtempSync(join(tmpdir(), "csi-transport-"));
   const socketPath = join(dir, "csi.sock");
   const server = http2.createServer();
   // The attacher keeps its driver session open for good: ended here, or the server would wait for it.
   const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (session) => sessions.add(session));
+  let accepted = 0;
+  server.on("session", (session) => {
+    sessions.add(session);
+    accepted += 1;
+  });
   server.on("stream", (stream: http2.ServerHttp2Stream) => {
     const answer = answers.shift() ?? "answer-empty";
     if (answer === "drop-connection") {
       stream.session?.destroy();
       return;
     }
+    if (answer === "reset-no-error") {
+      stream.close(http2.constants.NGHTTP2_NO_ERROR);
+      return;
+    }
+    if (answer === "goaway-then-answer") stream.session?.goaway(http2.constants.NGHTTP2_NO_ERROR, stream.id);
     stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
     stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
     // One envelope: no flags, zero-length message.
@@ -37,6 +49,7 @@ async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: stri
   await new Promise<void>((resolve) => server.listen(socketPath, resolve));
   return {
     socketPath,
+    sessions: () => accepted,
     [Symbol.asyncDispose]() {
       // Bun's server.close() does not call back once a session it had is gone: not awaited.
       server.close();
@@ -67,5 +80,36 @@ describe("driver transport", () => {
     await expect(client.probe(60_000)).rejects.toBeInstanceOf(CsiCallError);
     expect(await client.probe(60_000)).toBe(true);
     expect(await client.probe(60_000)).toBe(true);
+  });
+
+  it("fails at once as Internal a call the driver resets with NO_ERROR before answering, on a connection that stays up", async () => {
+    await using driver = await driverOnSocket(["reset-no-error", "answer-empty"]);
+    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }));
+    const failure = await client.probe(60_000).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(CsiCallError);
+    expect((failure as CsiCallError).message).toBe("rpc error: code = Internal desc = protocol error: missing status");
+    expect(await client.probe(60_000)).toBe(true);
+    expect(driver.sessions()).toBe(1);
+  });
+
+  it("finishes a call on a session the driver told to go away, and opens a new session for the next call", async () => {
+    await using driver = await driverOnSocket(["goaway-then-answer", "answer-empty"]);
+    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }));
+    expect(await client.probe(60_000)).toBe(true);
+    expect(await client.probe(60_000)).toBe(true);
+    expect(driver.sessions()).toBe(2);
+  });
+
+  it("refuses streaming calls, which the attacher never makes", async () => {
+    const transport = createDriverTransport({ socketPath: "/nonexistent/csi.sock", onConnectionLost: () => {} });
+    const failure = await transport.stream(Controller.method.controllerPublishVolume as never, undefined, 1000, undefined, (async function* () {})()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(ConnectError);
+    expect((failure as ConnectError).code).toBe(Code.Unimplemented);
   });
 });
