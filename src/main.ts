@@ -6,6 +6,7 @@ import { gitCommit, platform, version, versionLine } from "./cli/version";
 import { AttachController, vaWorkKind } from "./controller/attach-controller";
 import { CsiHandler } from "./controller/csi-handler";
 import { ForcedSyncs } from "./controller/forced-syncs";
+import { InheritedPublications } from "./controller/inherited-publications";
 import type { Handler } from "./controller/handler";
 import { inTreePluginForDriver } from "./controller/migration/in-tree-plugins";
 import { Reconciler } from "./controller/reconciler";
@@ -250,7 +251,10 @@ async function runAttacher(
   const pvWriter = new PersistentVolumeFinalizerWriter({ api, driverName: driver.name });
   // Shared with the reconciler, which marks VAs whose status disagrees with the driver.
   const forcedSyncs = new ForcedSyncs();
+  // Shared with the reconciler too: what this leader must check about publishes it did not see end.
+  const inherited = new InheritedPublications();
   const { capabilities } = driver;
+  const listsPublishedNodes = capabilities.listVolumes && capabilities.listVolumesPublishedNodes;
   log.v(2).info("CSI driver capabilities", { driver: driver.name, ...capabilities });
   let handler: Handler;
   let vanished: VanishedVolumeAttachments | undefined;
@@ -268,6 +272,9 @@ async function runAttacher(
       csiNodes,
       forcedSyncs,
       vanished,
+      inherited,
+      listsPublishedNodes,
+      events,
       log,
       timeoutMs: config.timeoutMs,
       supportsPublishReadonly: capabilities.publishReadonly,
@@ -297,7 +304,7 @@ async function runAttacher(
   // As upstream: only a driver that can publish and list where its volumes
   // are published is reconciled (the trivial handler has nothing to redo).
   let reconciler: Reconciler | undefined;
-  if (handler instanceof CsiHandler && capabilities.listVolumes && capabilities.listVolumesPublishedNodes) {
+  if (handler instanceof CsiHandler && listsPublishedNodes) {
     log.v(2).info("CSI driver supports list volumes published nodes. Using capability to reconcile volume attachment objects with actual backend state", { driver: driver.name });
     reconciler = new Reconciler({
       driverName: driver.name,
@@ -307,6 +314,8 @@ async function runAttacher(
       csiNodes,
       forcedSyncs,
       vaQueue,
+      inherited,
+      pvQueue,
       periodMs: config.reconcileSyncMs,
       maxEntries: config.maxEntries,
       timeoutMs: config.timeoutMs,
