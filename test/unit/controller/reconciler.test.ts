@@ -463,3 +463,48 @@ describe("reconciler", () => {
     expect(lines.filter((line) => line.startsWith("E"))).toEqual([]);
   });
 });
+
+describe("reconciler: publishes that no VA of ours names (kubernetes#77988 while no replica watched)", () => {
+  it("marks a volume of a PV of ours listed on nodes that no VA of ours names, and queues the PV; leaves every other volume alone", async () => {
+    const csi = fakeDriver([
+      // va-kept names id-a; id-b is left over from a VA that vanished.
+      ["vol-kept", ["id-a", "id-b"]],
+      // No VA at all any more.
+      ["vol-orphan", ["id-a"]],
+      // Never named by a PV of ours: another cluster's volume, or one we never attached (upstream's rule).
+      ["vol-foreign", ["id-a"]],
+      // A PV of our driver that never carried our finalizer: never attached by us.
+      ["vol-never-ours", ["id-b"]],
+      // A VA of ours names it on a node whose ID cannot be told: any node may be its.
+      ["vol-unknown-node", ["id-a"]],
+      // Published nowhere.
+      ["vol-idle", []],
+    ]);
+    const { reconciler, outcome, pvOutcome } = reconcilerOn({
+      driver: csi,
+      vas: [va("va-kept", { attached: true, pv: "pv-kept" }), va("va-unknown", { attached: false, pv: "pv-unknown-node", node: "node-gone" })],
+      pvs: [ourPv("pv-kept", "vol-kept"), ourPv("pv-orphan", "vol-orphan"), csiPv("pv-never-ours", "vol-never-ours"), ourPv("pv-unknown-node", "vol-unknown-node"), ourPv("pv-idle", "vol-idle")],
+    });
+    await reconciler.reconcile();
+    expect({ ...outcome(), ...pvOutcome() }).toEqual({
+      enqueued: [],
+      marked: [],
+      pvsEnqueued: ["pv-kept", "pv-orphan"],
+      orphans: { "pv-kept": ["id-b"], "pv-orphan": ["id-a"] },
+      inherited: [],
+    });
+  });
+
+  it("clears the PVs this replica inherited once a listing completed, queuing those that wait for it to lose our finalizer; a failed listing clears nothing", async () => {
+    const pvs = [ourPv("pv-deleting", "vol-deleting", { deleting: true }), ourPv("pv-live", "vol-live"), ourPv("pv-deleting-published", "vol-deleting-published", { deleting: true })];
+    const inheritedAll = pvs.map((pv) => pv.metadata.name);
+    const failing = reconcilerOn({ driver: fakeDriver([], 1), vas: [], pvs, inherited: inheritedAll });
+    await failing.reconciler.reconcile();
+    const { reconciler, pvOutcome } = reconcilerOn({ driver: fakeDriver([["vol-deleting-published", ["id-b"]]]), vas: [], pvs, inherited: inheritedAll });
+    await reconciler.reconcile();
+    expect({ afterFailure: failing.pvOutcome(), afterListing: pvOutcome() }).toEqual({
+      afterFailure: { pvsEnqueued: [], orphans: {}, inherited: ["pv-deleting", "pv-deleting-published", "pv-live"] },
+      afterListing: { pvsEnqueued: ["pv-deleting", "pv-deleting-published"], orphans: { "pv-deleting-published": ["id-b"] }, inherited: [] },
+    });
+  });
+});
