@@ -287,7 +287,10 @@ export class CsiHandler implements Handler {
       log.v(4).info("PersistentVolume still used by a VolumeAttachment", { va: user });
       return;
     }
-    const step = pvReleaseStep(this.inherited.isInherited(name), this.options.listsPublishedNodes);
+    // Only a PV being deleted: a live one that lost us to a rolled-back CSI
+    // migration is attached by the in-tree plugin now, with no VA, and
+    // unpublishing it here would detach the very disk it uses.
+    const step = pvReleaseStep(pv.metadata.deletionTimestamp ? this.inherited.isInherited(name) : false, this.options.listsPublishedNodes);
     if (step === "wait") {
       log.v(4).info("PersistentVolume carried our finalizer before this replica led; keeping it until ListVolumes shows where its volume is published");
       return;

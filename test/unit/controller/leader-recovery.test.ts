@@ -56,6 +56,16 @@ describe("a PV inherited by a new leader, being deleted, that no VA names", () =
   });
 });
 
+describe("a live in-tree PV inherited by a new leader, whose CSI migration was rolled back", () => {
+  it("loses our finalizer without an unpublish: the in-tree plugin attaches that disk now, with no VA", async () => {
+    const pv = { metadata: { name: "pv1", resourceVersion: "1", finalizers: [finalizer] }, spec: { awsElasticBlockStore: { volumeID: "vol-1" } } };
+    const ground = createHandlerGround({ pvs: [pv], csiNodes: [csiNode1] });
+    ground.handler.start();
+    await ground.handler.syncPersistentVolume(ground.pv("pv1"));
+    expect(ground.calls).toEqual([removingOurPvFinalizerAt(0)]);
+  });
+});
+
 describe("a volume the reconciler listed on nodes that no VA of ours names", () => {
   it("is unpublished from those nodes only, checked again against the VAs, and a live PV keeps our finalizer", async () => {
     const attached = vaJson("va1", { metadata: { finalizers: [finalizer], annotations: { [nodeIdAnnotation]: "node1-id" } }, status: { attached: true } });
