@@ -340,10 +340,12 @@ export class CsiHandler implements Handler {
    * name, so our finalizer stays on its PV until an operator checks.
    */
   private reportUnknownNode(pvName: string | undefined, why: string): void {
-    const finalizer = finalizerName(this.options.driverName);
-    const check = `check on the storage backend that the volume is published to no node that no VolumeAttachment names, then remove finalizer ${finalizer} from PersistentVolume ${pvName ?? "(none)"}`;
-    this.options.log.error("Volume may still be published to a node that cannot be known; keeping our finalizer on its PersistentVolume", { pv: pvName, reason: why, check });
     const pv = pvName === undefined ? undefined : this.options.pvs.get(pvName);
+    const resolved = pv === undefined ? undefined : resolvePersistentVolume(pv);
+    const volume = resolved?.ok ? resolved.volume.csi.volumeHandle : "(unknown)";
+    const finalizer = finalizerName(this.options.driverName);
+    const check = `check on the storage backend that volume ${volume} is published to no node that no VolumeAttachment names, then remove finalizer ${finalizer} from PersistentVolume ${pvName ?? "(none)"}`;
+    this.options.log.error("Volume may still be published to a node that cannot be known; keeping our finalizer on its PersistentVolume", { pv: pvName, volume, reason: why, check });
     if (pv) this.options.events?.warning(objectReference("PersistentVolume", "v1", pv.metadata), "UnpublishNodeUnknown", `${why}; ${check}`);
   }
 

@@ -142,7 +142,7 @@ describe("a driver that cannot list where volumes are published", () => {
     await hardDeleteFromEtcd(cluster, "/registry/volumeattachments/blind-unknown");
     await deletePv("pv-blind-unknown");
     const events = await waitForEvents("pv-blind-unknown");
-    await blind.attacher.waitForLog(/^E.*"Volume may still be published to a node that cannot be known; keeping our finalizer on its PersistentVolume" pv="pv-blind-unknown"/m);
+    await blind.attacher.waitForLog(/^E.*"Volume may still be published to a node that cannot be known; keeping our finalizer on its PersistentVolume" pv="pv-blind-unknown" volume="vol-blind-unknown"/m);
     const kept = await admin.get<PersistentVolumeJson>(paths.persistentVolume("pv-blind-unknown"));
     expect({ finalizers: kept.metadata.finalizers, events, unpublishes: await unpublishes(blind, "blind-unknown") }).toEqual({
       finalizers: [finalizer],
@@ -150,7 +150,7 @@ describe("a driver that cannot list where volumes are published", () => {
         {
           type: "Warning",
           reason: "UnpublishNodeUnknown",
-          message: `VolumeAttachment blind-unknown vanished and its node ID cannot be told: csinode.storage.k8s.io "${gone}" not found; check on the storage backend that the volume is published to no node that no VolumeAttachment names, then remove finalizer ${finalizer} from PersistentVolume pv-blind-unknown`,
+          message: `VolumeAttachment blind-unknown vanished and its node ID cannot be told: csinode.storage.k8s.io "${gone}" not found; check on the storage backend that volume vol-blind-unknown is published to no node that no VolumeAttachment names, then remove finalizer ${finalizer} from PersistentVolume pv-blind-unknown`,
         },
       ],
       unpublishes: [],

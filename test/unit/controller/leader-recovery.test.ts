@@ -51,7 +51,7 @@ describe("a PV inherited by a new leader, being deleted, that no VA names", () =
     expect({ calls: ground.calls, events: ground.events.map(({ kind, name, reason }) => ({ kind, name, reason })), check: ground.events[0]?.message }).toEqual({
       calls: [],
       events: [{ kind: "PersistentVolume", name: "pv1", reason: "UnpublishNodeUnknown" }],
-      check: expect.stringContaining(`then remove finalizer ${finalizer} from PersistentVolume pv1`),
+      check: expect.stringContaining(`volume vol-pv1 is published to no node that no VolumeAttachment names, then remove finalizer ${finalizer} from PersistentVolume pv1`),
     });
   });
 });
@@ -113,7 +113,7 @@ describe("a VA that vanished with our finalizer while its node cannot be told", 
         {
           name: "pv1",
           reason: "UnpublishNodeUnknown",
-          message: `VolumeAttachment va1 vanished and its node ID cannot be told: csinode.storage.k8s.io "gone-node" not found; check on the storage backend that the volume is published to no node that no VolumeAttachment names, then remove finalizer ${finalizer} from PersistentVolume pv1`,
+          message: `VolumeAttachment va1 vanished and its node ID cannot be told: csinode.storage.k8s.io "gone-node" not found; check on the storage backend that volume vol-pv1 is published to no node that no VolumeAttachment names, then remove finalizer ${finalizer} from PersistentVolume pv1`,
         },
       ],
     });
