@@ -67,6 +67,7 @@ export class AttachController {
   async run(workers: number, signal: AbortSignal): Promise<void> {
     const { vaQueue, pvQueue, log } = this.options;
     log.info("Starting CSI attacher", { workers });
+    this.options.handler.start();
     const stop = () => {
       vaQueue.shutDown();
       pvQueue.shutDown();

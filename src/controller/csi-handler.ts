@@ -1,21 +1,27 @@
 import type { CsiClient, PublishRequest, UnpublishRequest } from "../csi/csi-client";
 import type { AttacherApi } from "./attacher-api";
+import type { EventRecorder } from "../kube/event-recorder";
 import type { CsiNode } from "../kube/objects/csi-node";
+import { objectReference } from "../kube/objects/event";
 import type { CsiPersistentVolumeSource, PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import { errorMessage } from "../util/error-message";
+import { finalizerName } from "./driver-names";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
+import type { InheritedPublications } from "./inherited-publications";
 import { carriesOurFinalizer } from "./our-finalizer";
 import type { PersistentVolumeFinalizerWriter } from "./pv-finalizer-writer";
 import { pvNeedsSync } from "./pv-needs-sync";
 import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
 import type { VolumeAttachmentWriter } from "./va-writer";
+import { nodeIdsNamedBy, pvReleaseStep, registeredNodeIds, unnamedNodeIds } from "./unnamed-publications";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
-import { resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
+import { VolumeLocks } from "./volume-locks";
+import { resolvePersistentVolume, resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
 
 /** The Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
 export type CsiHandlerApi = Pick<AttacherApi, "secretData">;
@@ -47,6 +53,21 @@ export interface CsiHandlerOptions {
   readonly forcedSyncs: ForcedSyncs;
   /** VAs that vanished still carrying our finalizer (the attach controller notes them): their volumes are unpublished here. */
   readonly vanished: VanishedVolumeAttachments;
+  /**
+   * PVs whose publishes this replica did not see end (filled by `start`),
+   * and the node IDs the reconciler found their volumes published on with no
+   * VA of ours there: unpublished here before our PV finalizer goes.
+   */
+  readonly inherited: InheritedPublications;
+  /**
+   * The driver lists where volumes are published (LIST_VOLUMES and
+   * LIST_VOLUMES_PUBLISHED_NODES: the reconciler runs and says where an
+   * inherited PV's volume is); without it an inherited PV's volume is
+   * unpublished from every node our driver registered.
+   */
+  readonly listsPublishedNodes: boolean;
+  /** Where the Warning event goes when the node a volume may still be published to cannot be known. Default: no events. */
+  readonly events?: Pick<EventRecorder, "warning">;
   readonly log: Logger;
   /** --timeout: deadline of each ControllerPublish/Unpublish, in ms. */
   readonly timeoutMs: number;
@@ -70,12 +91,26 @@ export class CsiHandler implements Handler {
   private readonly vasByPv: VolumeAttachmentsByPv;
   private readonly vanished: VanishedVolumeAttachments;
   private readonly lookups: PublicationLookups;
+  private readonly inherited: InheritedPublications;
+  /** A publish and the recovery of the same volume never interleave (see VolumeLocks). */
+  private readonly volumeLocks = new VolumeLocks();
 
   constructor(private readonly options: CsiHandlerOptions) {
     this.writer = options.writer;
+    this.inherited = options.inherited;
     this.lookups = { pvs: options.pvs, csiNodes: options.csiNodes, driverName: options.driverName };
     this.vasByPv = new VolumeAttachmentsByPv(options.vas);
     this.vanished = options.vanished;
+  }
+
+  /**
+   * start records the PVs that carry our finalizer now, as the caches hold
+   * their first lists: a VA of ours may have named one of them and vanished
+   * while no replica watched, so their publishes are checked before our
+   * finalizer leaves them.
+   */
+  start(): void {
+    this.inherited.inherit(this.options.pvs.list(), finalizerName(this.options.driverName));
   }
 
   async syncVolumeAttachment(name: string, va: VolumeAttachment | undefined): Promise<string | undefined> {
@@ -132,6 +167,8 @@ export class CsiHandler implements Handler {
     }
     const log = this.options.log.with({ va: name });
     log.v(2).info("Detaching vanished VolumeAttachment");
+    const { nodeId } = resolvePublication(vanished, this.lookups, { remembered: true });
+    if (!nodeId.ok) this.reportUnknownNode(vanished.spec.source.persistentVolumeName ?? undefined, `VolumeAttachment ${name} vanished and its node ID cannot be told: ${errorMessage(nodeId.error)}`);
     await this.unpublish(vanished);
     this.vanished.forget(name);
     log.v(2).info("Detached");
@@ -153,7 +190,9 @@ export class CsiHandler implements Handler {
       const source = await this.attachSourceOf(publication.volume);
       const request = await this.publishRequestFor(source, publication.nodeId);
       current = await this.writer.ensureFinalizerAndNodeId(current, request.nodeId);
-      publishContext = await this.options.csi.controllerPublish(request, this.options.timeoutMs, { migrated: source.migrated });
+      // The VA is in the cache, so a recovery that takes the lock after this
+      // publish sees it; one that holds the lock now finishes its unpublish first.
+      publishContext = await this.volumeLocks.withLock(source.csi.volumeHandle, () => this.options.csi.controllerPublish(request, this.options.timeoutMs, { migrated: source.migrated }));
     } catch (e: unknown) {
       await this.saveError(() => this.writer.saveAttachError(current, e), log);
       throw e;
@@ -227,16 +266,88 @@ export class CsiHandler implements Handler {
     };
   }
 
+  /**
+   * syncPersistentVolume first unpublishes the volume from the node IDs the
+   * reconciler found it published on with no VA of ours there, then removes
+   * our finalizer from a PV that no longer needs it (see pvNeedsSync) and
+   * that no VA names, unless a publish of it may be left that this replica
+   * did not see end (see InheritedPublications and pvReleaseStep).
+   */
   async syncPersistentVolume(pv: PersistentVolume): Promise<void> {
-    const log = this.options.log.with({ pv: pv.metadata.name });
+    const name = pv.metadata.name;
+    const log = this.options.log.with({ pv: name });
+    const orphans = this.inherited.orphansOf(name);
+    if (orphans !== undefined) {
+      await this.unpublishUnnamed(pv, orphans, log);
+      this.inherited.orphansReleased(name);
+    }
     if (!pvNeedsSync(pv, this.options.driverName)) return;
     // A vanished VA still owes its unpublish, which needs this PV.
-    const [user] = [...this.vasByPv.vasUsing(pv.metadata.name), ...this.vanished.namingPv(pv.metadata.name)];
+    const [user] = [...this.vasByPv.vasUsing(name), ...this.vanished.namingPv(name)];
     if (user !== undefined) {
       log.v(4).info("PersistentVolume still used by a VolumeAttachment", { va: user });
       return;
     }
+    // Only a PV being deleted: a live one that lost us to a rolled-back CSI
+    // migration is attached by the in-tree plugin now, with no VA, and
+    // unpublishing it here would detach the very disk it uses.
+    const step = pvReleaseStep(pv.metadata.deletionTimestamp ? this.inherited.isInherited(name) : false, this.options.listsPublishedNodes);
+    if (step === "wait") {
+      log.v(4).info("PersistentVolume carried our finalizer before this replica led; keeping it until ListVolumes shows where its volume is published");
+      return;
+    }
+    if (step === "unpublish-registered") {
+      const registered = registeredNodeIds(this.options.csiNodes.list(), this.options.driverName);
+      if (registered.length === 0) {
+        const why = `PersistentVolume ${name} carried our finalizer before this replica led, the driver cannot list where its volume is published, and no CSINode registers the driver`;
+        this.reportUnknownNode(name, why);
+        throw new Error(why);
+      }
+      await this.unpublishUnnamed(pv, registered, log);
+      this.inherited.checked(name);
+    }
     if (await this.options.pvWriter.removeFinalizer(pv)) log.v(2).info("Removed finalizer from PersistentVolume");
+  }
+
+  /**
+   * unpublishUnnamed unpublishes the PV's volume from each of `candidates`
+   * that no VA of ours names, under the volume's lock and with the VAs read
+   * again once it is held: a VA that appeared meanwhile keeps its node, and
+   * its publish waits for this recovery to finish, so the volume ends
+   * published under it. Upstream's rule holds: only a volume a PV of ours
+   * names is ever unpublished without a VA.
+   */
+  private async unpublishUnnamed(pv: PersistentVolume, candidates: readonly string[], log: Logger): Promise<void> {
+    const { csi, migrated } = resolvedOrThrow(resolvePersistentVolume(pv));
+    const volumeId = csi.volumeHandle;
+    await this.volumeLocks.withLock(volumeId, async () => {
+      const ours = this.vasByPv.vasUsing(pv.metadata.name).flatMap((vaName) => {
+        const va = this.options.vas.get(vaName);
+        return va?.spec.attacher === this.options.driverName ? [va] : [];
+      });
+      const targets = unnamedNodeIds(candidates, nodeIdsNamedBy(ours, this.options.csiNodes, this.options.driverName));
+      if (targets.length === 0) return;
+      const secrets = await this.publishSecrets(csi);
+      for (const nodeId of targets) {
+        log.v(2).info("Unpublishing a volume that no VolumeAttachment names on this node", { volume: volumeId, nodeId });
+        await this.options.csi.controllerUnpublish({ volumeId, nodeId, secrets }, this.options.timeoutMs, { migrated });
+      }
+    });
+  }
+
+  /**
+   * reportUnknownNode says, as an error line and a Warning event on the PV,
+   * that a volume may still be published to a node the attacher cannot
+   * name, so our finalizer stays on its PV until an operator checks.
+   */
+  private reportUnknownNode(pvName: string | undefined, why: string): void {
+    const pv = pvName === undefined ? undefined : this.options.pvs.get(pvName);
+    const resolved = pv === undefined ? undefined : resolvePersistentVolume(pv);
+    const volume = resolved?.ok ? resolved.volume.csi.volumeHandle : "(unknown)";
+    const finalizer = finalizerName(this.options.driverName);
+    const check = `check on the storage backend that volume ${volume} is published to no node that no VolumeAttachment names, then remove finalizer ${finalizer} from PersistentVolume ${pvName ?? "(none)"}`;
+    this.options.log.error("Volume may still be published to a node that cannot be known; keeping our finalizer on its PersistentVolume", { pv: pvName, volume, reason: why, check });
+    if (pv) this.options.events?.warning(objectReference("PersistentVolume", "v1", pv.metadata), "UnpublishNodeUnknown", `${why}; ${check}`);
   }
 
   private async publishSecrets(csi: CsiPersistentVolumeSource): Promise<Record<string, string>> {

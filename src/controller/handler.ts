@@ -11,6 +11,12 @@ import type { VolumeAttachment } from "../kube/objects/volume-attachment";
  */
 export interface Handler {
   /**
+   * start is called once the caches hold their first lists, before any
+   * worker runs: a leader notes there what it inherited from the time no
+   * replica of it watched.
+   */
+  start(): void;
+  /**
    * syncVolumeAttachment is the sync of one queued VA name: `va` is the
    * cached VA of our driver, or undefined when the cache no longer has that
    * name. Resolves with the name of a PV whose finalizer its work may have

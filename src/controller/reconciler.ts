@@ -7,8 +7,12 @@ import type { WorkQueue } from "../queue/work-queue";
 import { realClock, type Clock } from "../util/clock";
 import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
+import { finalizerName } from "./driver-names";
 import type { ForcedSyncs } from "./forced-syncs";
+import type { InheritedPublications } from "./inherited-publications";
+import { pvNeedsSync } from "./pv-needs-sync";
 import { isSettled } from "./settled-volume-attachment";
+import { nodeIdsNamedBy, unnamedNodeIds } from "./unnamed-publications";
 import { listedVolumeHandle, resolvePublication, type ResolutionStep } from "./volume-resolution";
 
 /** VolumeLister is the one driver call the reconciler needs (CsiClient.forEachPublishedVolume). */
@@ -33,6 +37,15 @@ export interface ReconcilerOptions {
    * whose name is queued or held by a worker is left to that worker.
    */
   readonly vaQueue: Pick<WorkQueue<string>, "add" | "queuedOrProcessing">;
+  /**
+   * Where a PV of ours whose volume the listing shows published on a node
+   * that no VA of ours names is marked (with those node IDs), and the PVs
+   * this replica inherited are cleared once a listing said where their
+   * volumes are: the PV sync, fed by the PV queue ("csi-attacher-pv"),
+   * unpublishes and releases them.
+   */
+  readonly inherited: InheritedPublications;
+  readonly pvQueue: Pick<WorkQueue<string>, "add">;
   /** Time between the end of one pass and the start of the next (--reconcile-sync; default 1m). */
   readonly periodMs: number;
   /** ListVolumes page size (--max-entries; 0 = the driver's choice). */
@@ -75,7 +88,11 @@ type Compared = { readonly va: VolumeAttachment } & ({ readonly target: Target; 
  * upstream's ReconcileVA does. A VA whose `status.attached` disagrees with
  * "its node is among the volume's published nodes", in either direction, is
  * marked for a forced sync and queued: the CSI handler then publishes or
- * unpublishes again although the status says there is nothing to do. Only
+ * unpublishes again although the status says there is nothing to do. Beyond
+ * upstream, a volume of a PV that carries our finalizer, listed as published
+ * on a node that no VA of ours names (its VA vanished in kube-apiserver's
+ * delete race, kubernetes#77988, while no replica watched), is marked for
+ * the PV sync to unpublish from that node. Only
  * a settled VA is forced (see isSettled): one whose attach or detach is
  * under way disagrees with the driver for a moment by nature (published,
  * `attached: true` not written yet), and forcing it would publish twice. The
@@ -123,8 +140,12 @@ export class Reconciler {
     const byHandle = new Map<string, Compared & { target: Target }>();
     /** A second VA of one volume (multi-attach) is rare: those few are chained here. */
     const moreByHandle = new Map<string, (Compared & { target: Target })[]>();
+    /** Our VAs by the PV they name: the nodes a listed volume of ours may be on. */
+    const ourVasByPv = new Map<string, VolumeAttachment[]>();
     for (const va of this.options.vas.list()) {
       if (va.spec.attacher !== driverName) continue;
+      const pvName = va.spec.source.persistentVolumeName;
+      if (pvName) ourVasByPv.set(pvName, [...(ourVasByPv.get(pvName) ?? []), va]);
       const entry = this.resolve(va);
       compared.push(entry);
       if (entry.target === undefined) continue;
@@ -139,6 +160,15 @@ export class Reconciler {
     const mark = (entry: (Compared & { target: Target }) | undefined, nodeIds: readonly string[]) => {
       if (entry !== undefined) entry.found = nodeIds.includes(entry.target.nodeId);
     };
+    const ourPvByHandle = this.pvsCarryingOurFinalizer();
+    /** PV name -> node IDs its volume is listed on that no VA of ours names. */
+    const orphans = new Map<string, string[]>();
+    const noteOrphans = (volumeId: string, nodeIds: readonly string[]) => {
+      const pvName = ourPvByHandle.get(volumeId);
+      if (pvName === undefined || nodeIds.length === 0) return;
+      const unnamed = unnamedNodeIds(nodeIds, nodeIdsNamedBy(ourVasByPv.get(pvName) ?? [], this.options.csiNodes, driverName));
+      if (unnamed.length > 0) orphans.set(pvName, unnamed);
+    };
     try {
       await lister.forEachPublishedVolume(
         maxEntries,
@@ -146,6 +176,7 @@ export class Reconciler {
         (volumeId, nodeIds) => {
           mark(byHandle.get(volumeId), nodeIds);
           for (const entry of moreByHandle.get(volumeId) ?? []) mark(entry, nodeIds);
+          noteOrphans(volumeId, nodeIds);
         },
         signal,
       );
@@ -156,6 +187,7 @@ export class Reconciler {
       log.error("Failed to reconcile VolumeAttachment", { err: `failed to ListVolumes: failed to list volumes: ${errorMessage(e)}` });
       return;
     }
+    this.releaseUnnamed(orphans);
     // Deleted VAs and VAs with errors are compared too (upstream skips
     // neither): a VA being deleted that is still published is exactly what
     // a forced detach is for.
@@ -181,6 +213,46 @@ export class Reconciler {
       this.options.forcedSyncs.mark(va.metadata.name);
       this.options.vaQueue.add(va.metadata.name);
     }
+  }
+
+  /**
+   * releaseUnnamed hands the PV sync what a complete listing showed: the
+   * PVs with volumes published where no VA of ours names them (marked, the
+   * sync checks again before it unpublishes), and every PV this replica
+   * inherited, whose volume is now known to be published only where the
+   * listing said (no longer inherited; queued if it waits for that to lose
+   * our finalizer).
+   */
+  private releaseUnnamed(orphans: ReadonlyMap<string, readonly string[]>): void {
+    const { inherited, pvQueue, pvs, driverName, log } = this.options;
+    for (const [pvName, nodeIds] of orphans) {
+      log.warn("Volume is published on nodes that no VolumeAttachment of ours names; unpublishing it there", { pv: pvName, nodeIds: nodeIds.join(",") });
+      inherited.markOrphans(pvName, nodeIds);
+      pvQueue.add(pvName);
+    }
+    for (const pvName of inherited.inheritedNames()) {
+      inherited.checked(pvName);
+      const pv = pvs.get(pvName);
+      if (pv !== undefined && pvNeedsSync(pv, driverName) && !orphans.has(pvName)) pvQueue.add(pvName);
+    }
+  }
+
+  /**
+   * pvsCarryingOurFinalizer maps the volume handle of every PV of our driver
+   * that carries our finalizer (a VA of ours named it once) to its name: the
+   * only volumes whose publishes without a VA may be released. An in-tree
+   * PV migrated to us is left out: its listed handle depends on the node
+   * (see listedVolumeHandle), which a publish without a VA does not tell.
+   */
+  private pvsCarryingOurFinalizer(): Map<string, string> {
+    const { pvs, driverName } = this.options;
+    const finalizer = finalizerName(driverName);
+    const byHandle = new Map<string, string>();
+    for (const pv of pvs.list()) {
+      const csi = pv.spec.csi;
+      if (csi?.driver === driverName && pv.metadata.finalizers?.includes(finalizer)) byHandle.set(csi.volumeHandle, pv.metadata.name);
+    }
+    return byHandle;
   }
 
   /**

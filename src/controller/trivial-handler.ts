@@ -15,6 +15,9 @@ export class TrivialHandler implements Handler {
     private readonly log: Logger,
   ) {}
 
+  /** Nothing is ever published, so nothing is inherited. */
+  start(): void {}
+
   /** A VA the cache no longer has owes nothing: it never had a finalizer of ours. */
   async syncVolumeAttachment(name: string, va: VolumeAttachment | undefined): Promise<undefined> {
     if (!va || va.status?.attached) return undefined;

@@ -67,6 +67,15 @@ function resolveVolume(va: VolumeAttachment, pvs: PersistentVolumeLookup): Volum
   const pv = pvs.get(persistentVolumeName);
   // The lister's NotFound wording, which operators know from upstream.
   if (!pv) return { ok: false, step: "pv-spec", error: new KubeApiError(404, "NotFound", `persistentvolume ${JSON.stringify(persistentVolumeName)} not found`) };
+  return resolvePersistentVolume(pv);
+}
+
+/**
+ * resolvePersistentVolume is resolveVolume's answer for a PV already in
+ * hand: its spec (an in-tree PV translated to CSI) and CSI source. The
+ * recovery of a publish no VA names any more starts from the PV.
+ */
+export function resolvePersistentVolume(pv: PersistentVolume): VolumeResolution {
   // An in-tree PV is translated as upstream's csiAttach and csiDetach do
   // after IsPVMigratable; any other PV is used as it is.
   const migrated = isMigratable(pv.spec);

@@ -4,6 +4,8 @@ import { AttachController, vaWorkKind } from "../controller/attach-controller";
 import { AttacherApi } from "../controller/attacher-api";
 import { CsiHandler } from "../controller/csi-handler";
 import { ForcedSyncs } from "../controller/forced-syncs";
+import { InheritedPublications } from "../controller/inherited-publications";
+import type { DriverInfo } from "../csi/driver-startup";
 import type { Handler } from "../controller/handler";
 import { PersistentVolumeFinalizerWriter } from "../controller/pv-finalizer-writer";
 import { Reconciler } from "../controller/reconciler";
@@ -57,7 +59,9 @@ export async function runAttacher(options: RunAttacherOptions): Promise<void> {
   log.v(2).info("CSI driver capabilities", { driver: driverName, ...capabilities });
   // Shared with the reconciler, which marks VAs whose status disagrees with the driver.
   const forcedSyncs = new ForcedSyncs();
-  const { handler, vanished } = chooseHandler({ config, log, client, driver, caches, forcedSyncs, signal });
+  // Shared with the reconciler too: what this leader must check about publishes it did not see end.
+  const inherited = new InheritedPublications();
+  const { handler, vanished } = chooseHandler({ config, log, client, driver, caches, forcedSyncs, inherited, signal });
 
   const { metrics } = endpoint;
   const newQueue = (name: string, lanes?: WorkQueueLanes<string>) => {
@@ -78,7 +82,7 @@ export async function runAttacher(options: RunAttacherOptions): Promise<void> {
   // As upstream: only a driver that can publish and list where its volumes
   // are published is reconciled (the trivial handler has nothing to redo).
   let reconciler: Reconciler | undefined;
-  if (handler instanceof CsiHandler && capabilities.listVolumes && capabilities.listVolumesPublishedNodes) {
+  if (handler instanceof CsiHandler && listsPublishedNodes(capabilities)) {
     log.v(2).info("CSI driver supports list volumes published nodes. Using capability to reconcile volume attachment objects with actual backend state", { driver: driverName });
     reconciler = new Reconciler({
       driverName,
@@ -88,6 +92,8 @@ export async function runAttacher(options: RunAttacherOptions): Promise<void> {
       csiNodes,
       forcedSyncs,
       vaQueue,
+      inherited,
+      pvQueue,
       periodMs: config.reconcileSyncMs,
       maxEntries: config.maxEntries,
       timeoutMs: config.timeoutMs,
@@ -135,6 +141,8 @@ interface HandlerChoiceOptions {
   readonly caches: ClusterCaches;
   /** The syncs the reconciler asks the handler for. */
   readonly forcedSyncs: ForcedSyncs;
+  /** The publishes this leader did not see end, which the reconciler helps to find. */
+  readonly inherited: InheritedPublications;
   /** Stops the event recorder. */
   readonly signal: AbortSignal;
 }
@@ -151,7 +159,7 @@ interface HandlerChoice {
  * offers them, else the trivial handler, which only marks VAs attached.
  */
 function chooseHandler(options: HandlerChoiceOptions): HandlerChoice {
-  const { config, log, client, driver, caches, forcedSyncs } = options;
+  const { config, log, client, driver, caches, forcedSyncs, inherited } = options;
   const driverName = driver.info.name;
   const { capabilities } = driver.info;
   const { vas, pvs, csiNodes, parse } = caches;
@@ -178,12 +186,20 @@ function chooseHandler(options: HandlerChoiceOptions): HandlerChoice {
     csiNodes,
     forcedSyncs,
     vanished,
+    inherited,
+    listsPublishedNodes: listsPublishedNodes(capabilities),
+    events,
     timeoutMs: config.timeoutMs,
     supportsPublishReadonly: capabilities.publishReadonly,
     supportsSingleNodeMultiWriter: capabilities.singleNodeMultiWriter,
     defaultFsType: config.defaultFsType,
   });
   return { handler, vanished };
+}
+
+/** listsPublishedNodes: the driver can say where its volumes are published, so the reconciler runs (as upstream decides). */
+function listsPublishedNodes(capabilities: DriverInfo["capabilities"]): boolean {
+  return capabilities.listVolumes && capabilities.listVolumesPublishedNodes;
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

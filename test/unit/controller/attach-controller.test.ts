@@ -26,6 +26,7 @@ function ground() {
   const pvQueue = new WorkQueue<string>({ name: "csi-attacher-pv" });
   const handler: Handler = {
     syncVolumeAttachment: async () => undefined,
+    start: () => {},
     syncPersistentVolume: async () => {},
   };
   const log = new Logger({ sink: () => {} });

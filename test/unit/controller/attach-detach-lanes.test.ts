@@ -39,6 +39,7 @@ function slowDetachGround(workers: number) {
       events.push(`end ${name}`);
       return undefined;
     },
+    start: () => {},
     syncPersistentVolume: async () => {},
   };
   const controller = new AttachController({

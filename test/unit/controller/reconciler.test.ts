@@ -5,6 +5,7 @@ import { Controller, ListVolumesResponseSchema, type ListVolumesRequest } from "
 import { AttachController } from "../../../src/controller/attach-controller";
 import { ForcedSyncs } from "../../../src/controller/forced-syncs";
 import type { Handler } from "../../../src/controller/handler";
+import { InheritedPublications } from "../../../src/controller/inherited-publications";
 import { Reconciler } from "../../../src/controller/reconciler";
 import { CsiClient } from "../../../src/csi/csi-client";
 import { parseCsiNode, type CsiNode } from "../../../src/kube/objects/csi-node";
@@ -87,6 +88,16 @@ function csiPv(name: string, volumeHandle: string): PersistentVolume {
   return parsePersistentVolume({ metadata: { name, resourceVersion: "1" }, spec: { csi: { driver, volumeHandle } } });
 }
 
+const ourFinalizer = "external-attacher/ours-csi-test";
+
+/** ourPv is a PV of our driver that carries our finalizer: a VA of ours named it once. */
+function ourPv(name: string, volumeHandle: string, options: { readonly deleting?: boolean } = {}): PersistentVolume {
+  return parsePersistentVolume({
+    metadata: { name, resourceVersion: "1", finalizers: [ourFinalizer], ...(options.deleting ? { deletionTimestamp: "2026-11-22T11:00:00Z" } : {}) },
+    spec: { csi: { driver, volumeHandle } },
+  });
+}
+
 function csiNode(name: string, nodeId: string, driverName = driver): CsiNode {
   return parseCsiNode({ metadata: { name, resourceVersion: "1" }, spec: { drivers: [{ name: driverName, nodeID: nodeId }] } });
 }
@@ -110,12 +121,18 @@ interface Ground {
   readonly busy?: readonly string[];
   /** Our writes the cache does not show yet, by VA name. */
   readonly unobservedWrites?: Readonly<Record<string, string>>;
+  /** PVs this replica inherited (carried our finalizer when it started leading). */
+  readonly inherited?: readonly string[];
 }
 
 /** reconcilerOn builds a Reconciler over hand-filled stores; `outcome` reads what it asked for. */
 function reconcilerOn(ground: Ground) {
   const forcedSyncs = new ForcedSyncs();
   const enqueued: string[] = [];
+  const pvsEnqueued: string[] = [];
+  const inherited = new InheritedPublications();
+  const pvs = storeOf(ground.pvs ?? []);
+  inherited.inherit([...pvs.list()].filter((pv) => ground.inherited?.includes(pv.metadata.name)), ourFinalizer);
   const lines: string[] = [];
   const vas = storeOf(ground.vas);
   // Our writes answered with a version the cache cannot order stay unobserved in the store.
@@ -127,11 +144,13 @@ function reconcilerOn(ground: Ground) {
     driverName: ground.driverName ?? driver,
     lister: ground.driver.client,
     vas,
-    pvs: storeOf(ground.pvs ?? []),
+    pvs,
     csiNodes: storeOf(ground.csiNodes ?? [csiNode("node-a", "id-a"), csiNode("node-b", "id-b")]),
     forcedSyncs,
     // Nothing takes names from this queue: what it was given stays queued.
     vaQueue: { add: (name) => void enqueued.push(name), queuedOrProcessing: (name) => enqueued.includes(name) || (ground.busy ?? []).includes(name) },
+    inherited,
+    pvQueue: { add: (name) => void pvsEnqueued.push(name) },
     periodMs: 60_000,
     maxEntries: ground.maxEntries ?? 0,
     timeoutMs: 15_000,
@@ -143,7 +162,16 @@ function reconcilerOn(ground: Ground) {
     enqueued: [...enqueued].sort(),
     marked: ground.vas.map((v) => v.metadata.name).filter((name) => forcedSyncs.take(name)).sort(),
   });
-  return { reconciler, outcome, lines, enqueued, vas };
+  /** What the pass handed the PV sync: PVs queued, each PV's orphan marks, the PVs still inherited. */
+  const pvOutcome = () => ({
+    pvsEnqueued: [...pvsEnqueued].sort(),
+    orphans: Object.fromEntries((ground.pvs ?? []).flatMap((pv) => {
+      const marks = inherited.orphansOf(pv.metadata.name);
+      return marks === undefined ? [] : [[pv.metadata.name, marks]];
+    })),
+    inherited: inherited.inheritedNames().sort(),
+  });
+  return { reconciler, outcome, pvOutcome, lines, enqueued, vas };
 }
 
 describe("reconciler", () => {
@@ -273,6 +301,7 @@ describe("reconciler", () => {
     const vaQueue = new WorkQueue<string>({ name: "csi-attacher-va" });
     const idle: Handler = {
       syncVolumeAttachment: async () => undefined,
+      start: () => {},
       syncPersistentVolume: async () => {},
     };
     const pvs = storeOf([csiPv("pv-restarted-ok", "vol-restarted-ok"), csiPv("pv-restarted-lost", "vol-restarted-lost")]);
@@ -288,6 +317,8 @@ describe("reconciler", () => {
       csiNodes: storeOf([csiNode("node-a", "id-a")]),
       forcedSyncs,
       vaQueue,
+      inherited: new InheritedPublications(),
+      pvQueue: { add: () => {} },
       periodMs: 60_000,
       maxEntries: 0,
       timeoutMs: 15_000,
@@ -430,5 +461,50 @@ describe("reconciler", () => {
     stop.abort();
     await running;
     expect(lines.filter((line) => line.startsWith("E"))).toEqual([]);
+  });
+});
+
+describe("reconciler: publishes that no VA of ours names (kubernetes#77988 while no replica watched)", () => {
+  it("marks a volume of a PV of ours listed on nodes that no VA of ours names, and queues the PV; leaves every other volume alone", async () => {
+    const csi = fakeDriver([
+      // va-kept names id-a; id-b is left over from a VA that vanished.
+      ["vol-kept", ["id-a", "id-b"]],
+      // No VA at all any more.
+      ["vol-orphan", ["id-a"]],
+      // Never named by a PV of ours: another cluster's volume, or one we never attached (upstream's rule).
+      ["vol-foreign", ["id-a"]],
+      // A PV of our driver that never carried our finalizer: never attached by us.
+      ["vol-never-ours", ["id-b"]],
+      // A VA of ours names it on a node whose ID cannot be told: any node may be its.
+      ["vol-unknown-node", ["id-a"]],
+      // Published nowhere.
+      ["vol-idle", []],
+    ]);
+    const { reconciler, outcome, pvOutcome } = reconcilerOn({
+      driver: csi,
+      vas: [va("va-kept", { attached: true, pv: "pv-kept" }), va("va-unknown", { attached: false, pv: "pv-unknown-node", node: "node-gone" })],
+      pvs: [ourPv("pv-kept", "vol-kept"), ourPv("pv-orphan", "vol-orphan"), csiPv("pv-never-ours", "vol-never-ours"), ourPv("pv-unknown-node", "vol-unknown-node"), ourPv("pv-idle", "vol-idle")],
+    });
+    await reconciler.reconcile();
+    expect({ ...outcome(), ...pvOutcome() }).toEqual({
+      enqueued: [],
+      marked: [],
+      pvsEnqueued: ["pv-kept", "pv-orphan"],
+      orphans: { "pv-kept": ["id-b"], "pv-orphan": ["id-a"] },
+      inherited: [],
+    });
+  });
+
+  it("clears the PVs this replica inherited once a listing completed, queuing those that wait for it to lose our finalizer; a failed listing clears nothing", async () => {
+    const pvs = [ourPv("pv-deleting", "vol-deleting", { deleting: true }), ourPv("pv-live", "vol-live"), ourPv("pv-deleting-published", "vol-deleting-published", { deleting: true })];
+    const inheritedAll = pvs.map((pv) => pv.metadata.name);
+    const failing = reconcilerOn({ driver: fakeDriver([], 1), vas: [], pvs, inherited: inheritedAll });
+    await failing.reconciler.reconcile();
+    const { reconciler, pvOutcome } = reconcilerOn({ driver: fakeDriver([["vol-deleting-published", ["id-b"]]]), vas: [], pvs, inherited: inheritedAll });
+    await reconciler.reconcile();
+    expect({ afterFailure: failing.pvOutcome(), afterListing: pvOutcome() }).toEqual({
+      afterFailure: { pvsEnqueued: [], orphans: {}, inherited: ["pv-deleting", "pv-deleting-published", "pv-live"] },
+      afterListing: { pvsEnqueued: ["pv-deleting", "pv-deleting-published"], orphans: { "pv-deleting-published": ["id-b"] }, inherited: [] },
+    });
   });
 });

@@ -24,7 +24,8 @@ describe("attach controller shutdown", () => {
         started.push(name);
         return new Promise<undefined>((resolve) => (finishFirst = () => resolve(undefined)));
       },
-      syncPersistentVolume: async () => {},
+      start: () => {},
+    syncPersistentVolume: async () => {},
     };
     const vas = new Store<VolumeAttachment>();
     const controller = new AttachController({

@@ -7,6 +7,7 @@ import {
 } from "../../../../gen/csi/v1/csi_pb";
 import { CsiHandler } from "../../../../src/controller/csi-handler";
 import { ForcedSyncs } from "../../../../src/controller/forced-syncs";
+import { InheritedPublications } from "../../../../src/controller/inherited-publications";
 import { PersistentVolumeFinalizerWriter } from "../../../../src/controller/pv-finalizer-writer";
 import { VanishedVolumeAttachments } from "../../../../src/controller/vanished-volume-attachments";
 import { VolumeAttachmentWriter } from "../../../../src/controller/va-writer";
@@ -48,6 +49,16 @@ export interface GroundOptions {
   readonly secrets?: Record<string, Record<string, string>>;
   readonly publishReadonly?: boolean;
   readonly singleNodeMultiWriter?: boolean;
+  /** The driver lists where volumes are published (the reconciler runs). Default false. */
+  readonly listsPublishedNodes?: boolean;
+}
+
+/** A Warning event the handler recorded: the object's kind and name, the reason and the message. */
+export interface RecordedEvent {
+  readonly kind: string;
+  readonly name: string;
+  readonly reason: string;
+  readonly message: string;
 }
 
 export function createHandlerGround(options: GroundOptions = {}) {
@@ -125,6 +136,8 @@ export function createHandlerGround(options: GroundOptions = {}) {
   const forcedSyncs = new ForcedSyncs();
   const log = new Logger({ sink: () => {} });
   const vanished = new VanishedVolumeAttachments({ driverName, log });
+  const inherited = new InheritedPublications();
+  const events: RecordedEvent[] = [];
   const writer = new VolumeAttachmentWriter({ api, driverName, clock: new FakeClock(now.getTime()) });
   const handler = new CsiHandler({
     driverName,
@@ -137,6 +150,9 @@ export function createHandlerGround(options: GroundOptions = {}) {
     csiNodes,
     forcedSyncs,
     vanished,
+    inherited,
+    listsPublishedNodes: options.listsPublishedNodes ?? false,
+    events: { warning: (object, reason, message) => void events.push({ kind: object.kind, name: object.name, reason, message }) },
     log,
     timeoutMs: 50,
     supportsPublishReadonly: options.publishReadonly ?? false,
@@ -152,6 +168,9 @@ export function createHandlerGround(options: GroundOptions = {}) {
     pvs,
     forcedSyncs,
     vanished,
+    inherited,
+    events,
+    csiNodes,
     /** sync runs the handler's sync of the queued name `name`, with the cached VA as the attach controller reads it. */
     sync(name: string): Promise<string | undefined> {
       return handler.syncVolumeAttachment(name, vas.get(name));
