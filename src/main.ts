@@ -1,3 +1,5 @@
+// First of all: it may execute the binary again with our JIT tiers, before anything else is evaluated.
+import "./util/jit-tiers";
 import { hostname } from "node:os";
 import { parseConfig, type Config } from "./cli/config";
 import { FlagError } from "./cli/errors";
