@@ -23,12 +23,12 @@ import { summarizeLimit } from "./lib/limit-ratios";
 import { summarizeWithFloor } from "./lib/floor-ratios";
 import type { BenchResults, LimitRun, MetricSpec, RunResult, ScenarioResult } from "./lib/results";
 import { VaWatch } from "./lib/va-watch";
-import { defaultScale, modes, type ModeName } from "./modes";
+import { containerLimitCell, defaultScale, modes, type ModeName } from "./modes";
 import { renderHtml } from "./report/render-html";
 import { formatNumber, renderMarkdown } from "./report/render-markdown";
 import { buildFloor, type FloorBinaries } from "./lib/floor-build";
 import { coldStartMetrics, runColdStart } from "./scenarios/cold-start";
-import { containerLimitMetrics, runContainerLimit } from "./scenarios/container-limit";
+import { containerLimitMetrics, runContainerLimit, type ContainerLimitParams } from "./scenarios/container-limit";
 import { floorMetrics, runFloorScenario } from "./scenarios/floor";
 import { fairnessMetrics, runFairness } from "./scenarios/fairness";
 import { latencyMetrics, runLatency } from "./scenarios/latency";
@@ -56,6 +56,8 @@ const usage = `usage: bun run bench/run.ts [options]
                              two kube-apiserver restarts among it; --scale-n runs it in any mode;
                              pods: kube-controller-manager's attach/detach controller drives the attacher)
   --scale-n A,B             the N of the scale scenario, smallest first (default: the mode's); it stops after the first N that fails
+  --container-limit-n A,B   the N of the container-limit scenario, at the full mode's shape (10 workers, 8 MiB steps),
+                            in any mode (default: the mode's; full: 30,300,1000)
   --scale-foreign N         foreign PVs next to the scale scenario's own (default: the mode's)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
   --keep-logs               keep the attachers' logs (default: deleted unless a run failed)
@@ -74,6 +76,7 @@ const { values: opts } = parseArgs({
     only: { type: "string" },
     kinds: { type: "string", default: "ours,go" },
     "scale-n": { type: "string" },
+    "container-limit-n": { type: "string" },
     "keep-logs": { type: "boolean", default: false },
     "scale-foreign": { type: "string" },
     out: { type: "string" },
@@ -152,6 +155,9 @@ const scaleParams: ScaleParams | undefined =
         ...(opts["scale-n"] === undefined ? {} : { sizes: opts["scale-n"].split(",").map((n) => positiveInt("--scale-n", n)) }),
         ...(opts["scale-foreign"] === undefined ? {} : { foreignPvs: nonNegativeInt("--scale-foreign", opts["scale-foreign"]) }),
       };
+
+const containerLimitParams: readonly ContainerLimitParams[] | undefined =
+  opts["container-limit-n"] === undefined ? mode.containerLimit : opts["container-limit-n"].split(",").map((n) => containerLimitCell(positiveInt("--container-limit-n", n)));
 
 const wallStart = performance.now();
 const startedAt = new Date().toISOString();
@@ -335,8 +341,8 @@ try {
       (b, r) => runFairness(ctx, b, r, params, driverLatencyMs),
     );
   }
-  if (wanted("container-limit") && mode.containerLimit !== undefined) {
-    for (const params of mode.containerLimit) {
+  if (wanted("container-limit") && containerLimitParams !== undefined) {
+    for (const params of containerLimitParams) {
       await runScenario(
         `container-limit-n${params.volumes}`,
         `Container limit, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
