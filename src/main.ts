@@ -1,5 +1,5 @@
-// First of all: it may execute the binary again with our JIT tiers, before anything else is evaluated.
-import "./util/jit-tiers";
+// First of all: it may execute the binary again with our JSC options, before anything else is evaluated.
+import "./util/reexec-with-jsc-options";
 import { hostname } from "node:os";
 import { parseConfig, type Config } from "./cli/config";
 import { FlagError } from "./cli/errors";
