@@ -175,7 +175,8 @@ const oursPath = opts.ours ?? buildOurs();
 const floor: FloorBinaries | undefined = wanted("floor") || wanted("container-limit") ? buildFloor() : undefined;
 const binaries: Record<AttacherKind, AttacherBinary> = {
   ours: { kind: "ours", path: resolve(oursPath) },
-  go: { kind: "go", path: privateCopy(resolve(goPath)) },
+  // Without Go (--kinds ours) there is nothing to copy: resolve("") would name the working directory.
+  go: { kind: "go", path: goPath === "" ? "" : privateCopy(resolve(goPath)) },
   floor: { kind: "floor", path: floor?.bareAttacher ?? "" },
 };
 for (const binary of kinds.map((k) => binaries[k])) {
