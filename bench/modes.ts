@@ -48,6 +48,15 @@ export interface Mode {
  */
 export const defaultScale: ScaleParams = { sizes: [1000, 10_000, 50_000], foreignPvs: 10_000, nodes: 100, maxEntries: 500, reconcileSeconds: 30, workers: 10, ...highLimits };
 
+/**
+ * One cell of the container-limit scenario at the full mode's shape: N VAs,
+ * upstream's 10 workers, limits high enough not to throttle, 8 MiB steps.
+ * --container-limit-n picks its N in any mode.
+ */
+export function containerLimitCell(volumes: number): ContainerLimitParams {
+  return { volumes, workers: 10, stepMiB: 8, ...highLimits };
+}
+
 export const modes: Record<ModeName, Mode> = {
   full: {
     rounds: 3,
@@ -64,10 +73,8 @@ export const modes: Record<ModeName, Mode> = {
     latency: { perSecond: 20, seconds: 30, workers: 10, ...highLimits },
     fairness: { backlog: 200, slowMs: 2000, workers: 10, ...highLimits },
     scale: defaultScale,
-    containerLimit: [
-      { volumes: 300, workers: 10, stepMiB: 8, ...highLimits },
-      { volumes: 1000, workers: 10, stepMiB: 8, ...highLimits },
-    ],
+    // 30: an edge or k3s cluster's size (issue 24); 300 and 1,000 beyond it.
+    containerLimit: [containerLimitCell(30), containerLimitCell(300), containerLimitCell(1000)],
     floor: { volumes: 1000, workers: 10, ...highLimits },
     pods: { pods: 200, workers: 10, ...highLimits, ...controllerLimits },
   },

@@ -13,7 +13,7 @@ import type { LimitRun, MetricSpec, RunResult } from "./lib/results";
 import { ScaleObjects } from "./lib/scale-objects";
 import type { Mode } from "./modes";
 import { coldStartMetrics, runColdStart } from "./scenarios/cold-start";
-import { containerLimitMetrics, runContainerLimit } from "./scenarios/container-limit";
+import { containerLimitMetrics, runContainerLimit, type ContainerLimitParams } from "./scenarios/container-limit";
 import { fairnessMetrics, runFairness } from "./scenarios/fairness";
 import { floorMetrics, runFloorScenario } from "./scenarios/floor";
 import { latencyMetrics, runLatency } from "./scenarios/latency";
@@ -56,6 +56,8 @@ export interface BenchRun {
   readonly binaries: Readonly<Record<AttacherKind, AttacherBinary>>;
   readonly floor: FloorBinaries | undefined;
   readonly scaleParams: ScaleParams | undefined;
+  /** The container-limit cells: the mode's, or --container-limit-n's. */
+  readonly containerLimitParams: readonly ContainerLimitParams[] | undefined;
   /** Writes the report of what has finished so far. */
   readonly writeReport: () => void;
 }
@@ -149,7 +151,7 @@ async function fairnessSection(run: BenchRun): Promise<void> {
 /** One cell per N: the smallest memory limit that holds it, each run in a memory cgroup of its own. */
 async function containerLimitSection(run: BenchRun): Promise<void> {
   const { ctx } = run;
-  const cells = run.mode.containerLimit;
+  const cells = run.containerLimitParams;
   if (!run.wanted("container-limit") || cells === undefined) return;
   for (const params of cells) {
     await run.runScenario(

@@ -25,7 +25,8 @@ import { summarizeWithFloor } from "./lib/floor-ratios";
 import type { BenchResults, LimitRun, RunResult, ScenarioResult } from "./lib/results";
 import { VaWatch } from "./lib/va-watch";
 import { reportSections, type BenchRun, type RunScenario } from "./report-sections";
-import { defaultScale, modes, type ModeName } from "./modes";
+import { containerLimitCell, defaultScale, modes, type ModeName } from "./modes";
+import type { ContainerLimitParams } from "./scenarios/container-limit";
 import { renderHtml } from "./report/render-html";
 import { formatNumber, renderMarkdown } from "./report/render-markdown";
 import { buildFloor, type FloorBinaries } from "./lib/floor-build";
@@ -48,6 +49,8 @@ const usage = `usage: bun run bench/run.ts [options]
                              two kube-apiserver restarts among it; --scale-n runs it in any mode;
                              pods: kube-controller-manager's attach/detach controller drives the attacher)
   --scale-n A,B             the N of the scale scenario, smallest first (default: the mode's); it stops after the first N that fails
+  --container-limit-n A,B   the N of the container-limit scenario, at the full mode's shape (10 workers, 8 MiB steps),
+                            in any mode (default: the mode's; full: 30,300,1000)
   --scale-foreign N         foreign PVs next to the scale scenario's own (default: the mode's)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
   --keep-logs               keep the attachers' logs (default: deleted unless a run failed)
@@ -66,6 +69,7 @@ const { values: opts } = parseArgs({
     only: { type: "string" },
     kinds: { type: "string", default: "ours,go" },
     "scale-n": { type: "string" },
+    "container-limit-n": { type: "string" },
     "keep-logs": { type: "boolean", default: false },
     "scale-foreign": { type: "string" },
     out: { type: "string" },
@@ -142,6 +146,9 @@ const scaleParams: ScaleParams | undefined =
         ...(opts["scale-foreign"] === undefined ? {} : { foreignPvs: nonNegativeInt("--scale-foreign", opts["scale-foreign"]) }),
       };
 
+const containerLimitParams: readonly ContainerLimitParams[] | undefined =
+  opts["container-limit-n"] === undefined ? mode.containerLimit : opts["container-limit-n"].split(",").map((n) => containerLimitCell(positiveInt("--container-limit-n", n)));
+
 const wallStart = performance.now();
 const startedAt = new Date().toISOString();
 /** Every report of this run goes to <out>/<start time>.{json,html,md}. */
@@ -158,7 +165,8 @@ const oursPath = opts.ours ?? buildOurs();
 const floor: FloorBinaries | undefined = wanted("floor") || wanted("container-limit") ? buildFloor() : undefined;
 const binaries: Record<AttacherKind, AttacherBinary> = {
   ours: { kind: "ours", path: resolve(oursPath) },
-  go: { kind: "go", path: privateCopy(resolve(goPath)) },
+  // Without Go (--kinds ours) there is nothing to copy: resolve("") would name the working directory.
+  go: { kind: "go", path: goPath === "" ? "" : privateCopy(resolve(goPath)) },
   floor: { kind: "floor", path: floor?.bareAttacher ?? "" },
 };
 for (const binary of kinds.map((k) => binaries[k])) {
@@ -250,7 +258,7 @@ function writeReport(): BenchResults {
   return results;
 }
 
-const run: BenchRun = { ctx, ground, mode, wanted, runScenario, driverKind, driverLatencyMs, qpsNote, binaries, floor, scaleParams, writeReport };
+const run: BenchRun = { ctx, ground, mode, wanted, runScenario, driverKind, driverLatencyMs, qpsNote, binaries, floor, scaleParams, containerLimitParams, writeReport };
 try {
   for (const section of reportSections) await section(run);
 } finally {

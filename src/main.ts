@@ -1,3 +1,5 @@
+// First of all: it may execute the binary again with our JSC options, before anything else is evaluated.
+import "./util/reexec-with-jsc-options";
 import { runDoctor } from "./doctor/run-doctor";
 import { connectToApiServer } from "./startup/api-server";
 import { readCommandLine } from "./startup/command-line";

@@ -62,6 +62,12 @@ export function parseOomKills(text: string): number {
   return match?.[1] === undefined ? 0 : Number(match[1]);
 }
 
+/** ChargeSplit is a group's charge by kind, in bytes. */
+export interface ChargeSplit {
+  readonly fileBytes: number;
+  readonly anonBytes: number;
+}
+
 /** MemoryGroup is one memory cgroup, made for one process and removed after it. */
 export class MemoryGroup {
   readonly dir: string;
@@ -110,6 +116,17 @@ export class MemoryGroup {
   peakBytes(): number {
     if (this.hierarchy.version === 1) return Number(this.read("memory.max_usage_in_bytes").trim());
     return existsSync(`${this.dir}/memory.peak`) ? Number(this.read("memory.peak").trim()) : this.usageBytes();
+  }
+
+  /**
+   * chargeSplit is the group's charge now by kind (memory.stat): page cache
+   * and other file pages, the binary's among them (v1 `cache`, v2 `file`),
+   * and anonymous pages (v1 `rss`, v2 `anon`). Kernel memory is in neither.
+   */
+  chargeSplit(): ChargeSplit {
+    const stat = this.read("memory.stat");
+    const field = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(stat)?.[1] ?? Number.NaN);
+    return this.hierarchy.version === 1 ? { fileBytes: field("cache"), anonBytes: field("rss") } : { fileBytes: field("file"), anonBytes: field("anon") };
   }
 
   /** oomKills counts processes the kernel's OOM killer ended in this group. */

@@ -61,7 +61,8 @@ function kibField(status: string, name: string): number {
   return match?.[1] === undefined ? 0 : Number(match[1]);
 }
 
-function isGone(e: unknown): boolean {
+/** isGone says whether reading /proc/<pid>/... failed because the process has exited. */
+export function isGone(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
   return code === "ENOENT" || code === "ESRCH";
 }

@@ -17,7 +17,7 @@ import type { AttacherBinary, RunningAttacher } from "../lib/attacher-under-test
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
 import { createVas, deleteVas, prepareOwnPvs } from "../lib/bench-ground";
 import { classifyFailure, deadlineMs, LimitWalk, type LimitTrial } from "../lib/limit-walk";
-import { dropPageCache, MemoryGroup } from "../lib/memory-cgroup";
+import { dropPageCache, MemoryGroup, type ChargeSplit } from "../lib/memory-cgroup";
 import type { LimitTrialRecord, MetricSpec, RunResult } from "../lib/results";
 
 const MiB = 1024 * 1024;
@@ -32,6 +32,8 @@ export interface ContainerLimitParams extends AttacherLimits {
 export const containerLimitMetrics: readonly MetricSpec[] = [
   { name: "smallestLimitMiB", unit: "MiB", better: "lower", description: "smallest memory cgroup limit under which all VAs attached and detached within 2x the unconstrained time, with no OOM kill (page cache included, as a container's limit counts it)" },
   { name: "peakMiB", unit: "MiB", better: "lower", description: "the group's peak usage without a limit (v1 memory.max_usage_in_bytes / v2 memory.peak; binary pages included)" },
+  { name: "peakFileMiB", unit: "MiB", better: "lower", description: "of the group's charge at its highest sampled moment without a limit (every 100 ms), the file pages: page cache, the binary's pages among them (v1 cache / v2 file)" },
+  { name: "peakAnonMiB", unit: "MiB", better: "lower", description: "at the same moment, the anonymous pages (v1 rss / v2 anon)" },
   { name: "firstFailureMiB", unit: "MiB", better: "lower", description: "the largest limit below the smallest holding one that failed (how: in the notes)" },
   { name: "unconstrainedSeconds", unit: "s", better: "lower", description: "exec to the last VA gone without a limit" },
   { name: "failedByOomKill", unit: "0/1", better: "lower", description: "1 when the first failure on the way down was an OOM kill, 0 when the attacher crawled or ended otherwise" },
@@ -43,8 +45,34 @@ interface CycleAttachers {
   readonly finisher: AttacherBinary;
 }
 
-/** CycleOutcome is how one exec-to-all-gone cycle went (a LimitTrial but for its limit, which the unconstrained cycle lacks), and the group's peak usage. */
-type CycleOutcome = Omit<LimitTrial, "limitBytes"> & { readonly peakBytes: number };
+/** CycleOutcome is how one exec-to-all-gone cycle went (a LimitTrial but for its limit, which the unconstrained cycle lacks), and the group's peak usage, with its split at the highest sampled charge. */
+type CycleOutcome = Omit<LimitTrial, "limitBytes"> & { readonly peakBytes: number; readonly peakSplit?: ChargeSplit };
+
+/** How often the group's charge split is read during a cycle. */
+const splitEveryMs = 100;
+
+/** PeakSplit samples a group's charge by kind and keeps the reading with the highest total: where the peak lives. */
+class PeakSplit {
+  #highest: ChargeSplit | undefined;
+  readonly #timer: ReturnType<typeof setInterval>;
+
+  constructor(private readonly group: MemoryGroup) {
+    this.#timer = setInterval(() => this.sample(), splitEveryMs);
+  }
+
+  /** stop takes a last reading and ends the sampling; the split at the highest charge seen. */
+  stop(): ChargeSplit | undefined {
+    clearInterval(this.#timer);
+    this.sample();
+    return this.#highest;
+  }
+
+  private sample(): void {
+    const split = this.group.chargeSplit();
+    const total = (s: ChargeSplit) => s.fileBytes + s.anonBytes;
+    if (this.#highest === undefined || total(split) > total(this.#highest)) this.#highest = split;
+  }
+}
 
 /**
  * runContainerLimit measures one attacher: unconstrained, then the walk
@@ -78,13 +106,17 @@ export async function runContainerLimit(ctx: BenchContext, binary: AttacherBinar
     metrics: {
       smallestLimitMiB: smallest === undefined ? Number.NaN : smallest / MiB,
       peakMiB: round3(free.peakBytes / MiB),
+      peakFileMiB: free.peakSplit === undefined ? Number.NaN : round3(free.peakSplit.fileBytes / MiB),
+      peakAnonMiB: free.peakSplit === undefined ? Number.NaN : round3(free.peakSplit.anonBytes / MiB),
       firstFailureMiB: first === undefined ? Number.NaN : first.limitBytes / MiB,
       unconstrainedSeconds: round3(free.seconds),
       failedByOomKill: first === undefined ? Number.NaN : first.failure === "oom-kill" ? 1 : 0,
     },
     limitTrials: trials,
     notes: [
-      `${binary.kind} r${round}: unconstrained ${round3(free.seconds)} s, peak ${round3(free.peakBytes / MiB)} MiB; walk (MiB) ${walkText}` +
+      `${binary.kind} r${round}: unconstrained ${round3(free.seconds)} s, peak ${round3(free.peakBytes / MiB)} MiB` +
+        (free.peakSplit === undefined ? "" : ` (at the highest sample: file ${round3(free.peakSplit.fileBytes / MiB)}, anonymous ${round3(free.peakSplit.anonBytes / MiB)})`) +
+        `; walk (MiB) ${walkText}` +
         (first === undefined ? "" : `; fails first at ${first.limitBytes / MiB} MiB by ${first.failure ?? "?"}${first.detail === undefined ? "" : ` (${first.detail})`}`),
     ],
   };
@@ -106,6 +138,8 @@ async function runCycle(ctx: BenchContext, attachers: CycleAttachers, label: str
   let attacher: RunningAttacher | undefined;
   let names: string[] = [];
   const deleted = { started: false };
+  // Only the unconstrained cycle's peak is reported.
+  const split = limitBytes === undefined ? new PeakSplit(group) : undefined;
   try {
     attacher = ctx.start(binary, label, params, { wrapper: group.wrapper() });
     const until = attacher.execAt + timeoutMs;
@@ -122,8 +156,9 @@ async function runCycle(ctx: BenchContext, attachers: CycleAttachers, label: str
       await ctx.waitFor(`${label}: VAs gone`, () => gone() === names.length, () => `${label}: gone ${gone()}/${names.length}`, left(), [running.process]);
       const seconds = (performance.now() - running.execAt) / 1000;
       const oomKills = group.oomKills();
+      const peakSplit = split?.stop();
       if (oomKills > 0) return { holds: false, seconds, peakBytes: group.peakBytes(), failure: "oom-kill", detail: "finished, but the group recorded an OOM kill" };
-      return { holds: true, seconds, peakBytes: group.peakBytes() };
+      return { holds: true, seconds, peakBytes: group.peakBytes(), ...(peakSplit === undefined ? {} : { peakSplit }) };
     } catch (e: unknown) {
       const seconds = (performance.now() - running.execAt) / 1000;
       const failure = classifyFailure(group.oomKills(), running.process.running);
@@ -132,6 +167,7 @@ async function runCycle(ctx: BenchContext, attachers: CycleAttachers, label: str
       return { holds: false, seconds, peakBytes: group.peakBytes(), failure, detail };
     }
   } finally {
+    split?.stop();
     await finishCycle(ctx, attachers.finisher, label, params, group, attacher, names);
   }
 }

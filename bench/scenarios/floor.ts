@@ -34,11 +34,12 @@ export async function runFloorScenario(ctx: BenchContext, binary: AttacherBinary
     kind: binary.kind,
     round,
     metrics: {
-      ...pick(idle.metrics, ["idleRssMiB", "idleAnonMiB"]),
+      ...pick(idle.metrics, ["idleRssMiB", "idleAnonMiB", "idleExecutableMiB", "idleOtherFileMiB"]),
       ...pick(cycle.metrics, ["cpuSecondsPer1000", "peakRssMiB", "attachSeconds", "detachSeconds"]),
       ...(loadOnly === undefined ? {} : { loadOnlyIdleRssMiB: loadOnly.metrics["idleRssMiB"] ?? Number.NaN, loadOnlyIdleAnonMiB: loadOnly.metrics["idleAnonMiB"] ?? Number.NaN }),
     },
     ...(cycle.attachedCurve === undefined ? {} : { attachedCurve: cycle.attachedCurve }),
     ...(cycle.rssCurve === undefined ? {} : { rssCurve: cycle.rssCurve }),
+    notes: [...(loadOnly?.notes ?? []).map((line) => `load-only: ${line}`), ...(idle.notes ?? [])],
   };
 }

@@ -6,6 +6,7 @@ import type { AttacherBinary } from "../lib/attacher-under-test";
 import { rssCurve, round3, settleRss, type AttacherLimits, type BenchContext } from "../lib/bench-context";
 import { createVas, prepareOwnPvs } from "../lib/bench-ground";
 import type { MetricSpec, RunResult } from "../lib/results";
+import { describeRssSplit, executableTotal, readRssSplit } from "../lib/smaps";
 
 /** How long RSS is left to settle (GC, lazy pages) before it is read. */
 const settleMs = 3_000;
@@ -14,6 +15,8 @@ export const idleMetrics: readonly MetricSpec[] = [
   { name: "idleRssMiB", unit: "MiB", better: "lower", description: "median VmRSS over the last second of 3 s idle after ready, on an empty cluster" },
   { name: "idleAnonMiB", unit: "MiB", better: "lower", description: "RssAnon (private RSS, without the mapped executable) after idling" },
   { name: "hwmMiB", unit: "MiB", better: "lower", description: "VmHWM after idling" },
+  { name: "idleExecutableMiB", unit: "MiB", better: "lower", description: "of the idle RSS, the file-backed pages of the executable (smaps; its segments in the notes)" },
+  { name: "idleOtherFileMiB", unit: "MiB", better: "lower", description: "of the idle RSS, the file-backed pages of other files (shared libraries)" },
 ];
 
 export async function runIdle(ctx: BenchContext, binary: AttacherBinary, round: number, limits: AttacherLimits): Promise<RunResult> {
@@ -21,7 +24,20 @@ export async function runIdle(ctx: BenchContext, binary: AttacherBinary, round: 
   try {
     await attacher.waitReady();
     const idleRssMiB = await settleRss(attacher, settleMs);
-    return { kind: binary.kind, round, metrics: { idleRssMiB, idleAnonMiB: round3(attacher.anonBytes() / 1048576), hwmMiB: round3(attacher.hwmBytes() / 1048576) }, rssCurve: rssCurve(attacher) };
+    const split = readRssSplit(attacher.pid);
+    return {
+      kind: binary.kind,
+      round,
+      metrics: {
+        idleRssMiB,
+        idleAnonMiB: round3(attacher.anonBytes() / 1048576),
+        hwmMiB: round3(attacher.hwmBytes() / 1048576),
+        idleExecutableMiB: split === undefined ? Number.NaN : round3(executableTotal(split) / 1048576),
+        idleOtherFileMiB: split === undefined ? Number.NaN : round3(split.otherFileBytes / 1048576),
+      },
+      rssCurve: rssCurve(attacher),
+      ...(split === undefined ? {} : { notes: [`${binary.kind} r${round} idle pages (MiB): ${describeRssSplit(split)}`] }),
+    };
   } finally {
     await attacher.stop();
   }

@@ -1,5 +1,5 @@
-import { getOption, toJson, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
-import { csi_secret } from "../../gen/csi/v1/csi_pb";
+import { toJson, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
+import { secretFields } from "./secret-fields";
 
 /** The text a secret field's value is replaced with, as csi-lib-utils' protosanitizer writes it. */
 export const strippedText = "***stripped***";
@@ -8,9 +8,9 @@ export const strippedText = "***stripped***";
  * stripSecrets renders a CSI message as one-line JSON for a -v=5 log line,
  * with every field the CSI spec marks `[(csi_secret) = true]` replaced by
  * `***stripped***`, in nested messages too (csi-lib-utils'
- * protosanitizer.StripSecrets). The option is read from the message's
- * descriptor, so a secret field added to proto/ is covered without a code
- * change. Field names are the proto names (`volume_id`), as upstream's.
+ * protosanitizer.StripSecrets). Which fields those are is the table in
+ * secret-fields.ts, which the proto conformance test holds to upstream's
+ * csi.proto. Field names are the proto names (`volume_id`), as upstream's.
  *
  * Upstream renders through Go's encoding/json (enums as numbers, oneofs under
  * their Go names); this uses canonical protobuf JSON instead (enum names,
@@ -24,10 +24,11 @@ export function stripSecrets<Desc extends DescMessage>(schema: Desc, message: Me
 
 function stripObject(schema: DescMessage, json: JsonValue): void {
   if (!isObject(json)) return;
+  const secrets = secretFields.get(schema.typeName);
   for (const field of schema.fields) {
     const value = json[field.name];
     if (value === undefined) continue;
-    if (getOption(field, csi_secret)) {
+    if (secrets?.has(field.name) === true) {
       json[field.name] = strippedText;
       continue;
     }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { dropPageCache, MemoryGroup, whyUnusable } from "../../bench/lib/memory-cgroup";
 import { AdminClient } from "../cluster/admin-client";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
@@ -57,6 +58,29 @@ async function waitUntil(done: () => Promise<boolean>, timeoutMs: number): Promi
   }
   return done();
 }
+
+describe("a memory limit on an ancestor cgroup only (a pod-level limit)", () => {
+  it("sizes JavaScriptCore's heap by it: the attacher runs with BUN_JSC_forceRAMSize set to the limit, which Bun's own detection misses", async () => {
+    if (missing !== undefined) throw new Error(`this test needs a writable memory cgroup and must not be skipped: ${missing}`);
+    const parent = MemoryGroup.create(`e2e-ancestor-limit-${process.pid}`);
+    const child = `${parent.dir}/container`;
+    mkdirSync(child);
+    try {
+      parent.setLimit(limitBytes);
+      await using attacher = await startAttacher(
+        { kubeconfig: cluster?.kubeconfigPath ?? "", csiAddress: driver?.csiSocket ?? "", logDir: driver?.directory ?? "/tmp", name: "ancestor-limit", wrapper: ["/bin/sh", "-c", `echo $$ > '${child}/cgroup.procs' && exec "$@"`, "sh"] },
+        false,
+      );
+      await attacher.waitForLog(/"Memory limit"/);
+      const environ = readFileSync(`/proc/${attacher.process.pid}/environ`, "utf8").split("\0");
+      expect(environ.filter((entry) => entry.startsWith("BUN_JSC_forceRAMSize="))).toEqual([`BUN_JSC_forceRAMSize=${limitBytes}`]);
+      expect(attacher.log()).toContain(`"Memory limit" limit=${limitBytes} cgroup="${child}"`);
+    } finally {
+      rmdirSync(child);
+      parent.remove();
+    }
+  });
+});
 
 describe(`the compiled attacher in a ${limitBytes / MiB} MiB memory cgroup`, () => {
   it(`attaches and detaches ${volumeCount} VAs with no OOM kill (limit from ${LIMIT_SOURCE}, plus 16 MiB)`, async () => {

@@ -3,6 +3,7 @@ import { $ } from "bun";
 import { mkdtempSync, copyFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { secretFields } from "../../../src/csi/secret-fields";
 
 /**
  * Our proto/csi/v1/csi.proto is a hand-written subset of the CSI spec. Every
@@ -10,10 +11,12 @@ import { join } from "node:path";
  * csi.proto of the same version exactly (name, number, label, type), or the
  * bytes on the wire would differ from what real drivers speak. The upstream
  * file comes from the CSI spec's Go module, through the Go module proxy.
+ * Our subset leaves out upstream's field options; the one that matters,
+ * csi_secret, is src/csi/secret-fields.ts, held to upstream here.
  */
-const specVersion = "v1.12.0";
+const specVersion = "v1.13.0";
 
-interface Field { name: string; number: number; label: string; type: string; typeName?: string; oneofIndex?: number }
+interface Field { name: string; number: number; label: string; type: string; typeName?: string; oneofIndex?: number; options?: Record<string, unknown> }
 interface Message { name: string; field?: Field[]; nestedType?: Message[]; enumType?: Enum[]; oneofDecl?: { name: string }[] }
 interface Enum { name: string; value: { name: string; number: number }[] }
 interface Service { name: string; method: { name: string; inputType: string; outputType: string }[] }
@@ -76,10 +79,22 @@ describe(`proto/csi/v1/csi.proto against CSI spec ${specVersion}`, async () => {
     }
   });
 
+  it("names as secret exactly the fields of the subset's messages that upstream marks csi_secret", () => {
+    const upstreamSecrets = new Map<string, string[]>();
+    for (const [name] of flattenMessages(ours.messageType)) {
+      const marked = (upstreamMessages.get(name)?.field ?? []).filter((field) => field.options?.["[csi.v1.csi_secret]"] === true).map((field) => field.name);
+      if (marked.length > 0) upstreamSecrets.set(`csi.v1.${name}`, marked.sort());
+    }
+    const table = new Map([...secretFields].map(([message, fields]) => [message, [...fields].sort()]));
+    expect(Object.fromEntries(table)).toEqual(Object.fromEntries(upstreamSecrets));
+  });
+
   it("keeps upstream's complete enum values", () => {
     const theirs = flattenEnums(upstream);
     for (const [name, e] of flattenEnums(ours)) {
-      expect({ name, values: e.value }).toEqual({ name, values: theirs.get(name)?.value ?? [] });
+      // Names and numbers: upstream's alpha_enum_value options are not in our subset, and never on the wire.
+      const wire = (values: Enum["value"]) => values.map(({ name, number }) => ({ name, number }));
+      expect({ name, values: wire(e.value) }).toEqual({ name, values: wire(theirs.get(name)?.value ?? []) });
     }
   });
 

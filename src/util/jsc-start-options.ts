@@ -1,0 +1,52 @@
+/**
+ * The JavaScriptCore options the attacher starts with, beyond JSC's own
+ * defaults. Bun reads them only from `BUN_JSC_*` in the environment, once,
+ * before the VM exists; reexec-with-jsc-options.ts puts them there.
+ *
+ * - DFG and FTL off: for bursts of the size an attacher sees (tens to
+ *   thousands of VolumeAttachments) the optimizing tiers cost more memory
+ *   and CPU than they give back (issue 24: the smallest container limit
+ *   that held at 30 VAs fell from 88 to 72 MiB). The LLInt and the Baseline
+ *   JIT stay on.
+ * - The RAM size JSC sizes its heap by, when the memory limit binds on an
+ *   ancestor cgroup only (a pod-level limit, a limited parent slice): Bun
+ *   sets it from the process's own group's limit, and misses that case,
+ *   checked on cgroup v1 (process.constrainedMemory() then says the
+ *   machine's RAM, and the heap grows as on an unlimited machine).
+ *
+ * An option the environment already names is the operator's choice and is
+ * kept as it is.
+ */
+
+/** Our default JSC options; an operator's value in the environment wins over each. */
+const defaultOptions: Readonly<Record<string, string>> = {
+  BUN_JSC_useDFGJIT: "0",
+  BUN_JSC_useFTLJIT: "0",
+};
+
+/** The variable that sizes JSC's heap heuristics, in bytes. */
+const ramSizeOption = "BUN_JSC_forceRAMSize";
+
+/** What start-up knows about memory when it chooses the options. */
+export interface MemoryFacts {
+  /** The smallest limit of the process's memory cgroup and its ancestors (cgroup-memory-limit.ts), undefined when none is set or none is visible. */
+  readonly limitBytes: number | undefined;
+  /** What the runtime took as the RAM it may use (process.constrainedMemory()): its own cgroup's limit, or the machine's RAM. */
+  readonly runtimeRamBytes: number;
+}
+
+/**
+ * jscOptionsToAdd are the options `env` lacks, to be set before the VM
+ * starts; empty when nothing needs adding (the operator named them, or this
+ * is the image that was re-executed with them).
+ */
+export function jscOptionsToAdd(env: Readonly<Record<string, string | undefined>>, memory: MemoryFacts): Record<string, string> {
+  const add: Record<string, string> = {};
+  for (const [name, value] of Object.entries(defaultOptions)) {
+    if (env[name] === undefined) add[name] = value;
+  }
+  if (env[ramSizeOption] === undefined && memory.limitBytes !== undefined && memory.limitBytes < memory.runtimeRamBytes) {
+    add[ramSizeOption] = String(memory.limitBytes);
+  }
+  return add;
+}
