@@ -11,6 +11,7 @@ import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 import { AttacherProcess, attacherBinary } from "./support/attacher-process";
 import { buildDistrolessRoot, commandInRoot, kubeconfigInRoot, nonrootId, socketMountPoint } from "./support/distroless-root";
 import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { jscReexecEnvironment } from "./support/jsc-reexec-environment";
 
 /**
  * The binary needs nothing the distroless glibc base image lacks: it runs
@@ -68,7 +69,8 @@ describe.skipIf(!asRoot)("the binary on a distroless base", () => {
     expect(attached?.status).toEqual({ attached: true, attachmentMetadata: { devicePath: "/dev/fake/vol-rootfs" } });
 
     // The process that attached is the one in the root, as nonroot, with
-    // nothing in its environment, on a read-only root file system.
+    // nothing in its environment but the JavaScriptCore options it gives
+    // itself, on a read-only root file system.
     const pid = attacher.process.pid;
     const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     const rootMount = readFileSync(`/proc/${pid}/mountinfo`, "utf8")
@@ -83,7 +85,9 @@ describe.skipIf(!asRoot)("the binary on a distroless base", () => {
     }).toEqual({
       uids: [String(nonrootId), String(nonrootId)],
       root,
-      environ: "",
+      environ: jscReexecEnvironment()
+        .map((entry) => `${entry}\0`)
+        .join(""),
       rootMountOptions: "ro",
     });
   });

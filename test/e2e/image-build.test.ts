@@ -11,6 +11,7 @@ import { packageLockPath, parsePackageLock, pinFor } from "../../scripts/image/p
 import { attacherBinary } from "./support/attacher-process";
 import { attacherContainer, readDeployment } from "./support/deployment-manifest";
 import { buildSidecarImage, crossBinaries, imageConfigOf, imageGroundProblem, run, skopeoInspect, unpackImage, type UnpackedImage } from "./support/sidecar-image";
+import { jscReexecEnvironment } from "./support/jsc-reexec-environment";
 
 /**
  * `bun run image` builds the sidecar image without a container engine: an
@@ -192,7 +193,11 @@ describe("bun run image", () => {
     expect(recorded).toEqual([...basePackages].sort().map((name) => pinFor(lock, name, crossArchitecture).architecture));
     expect(recorded).toContain(crossArchitecture);
     // The image's own loader and libc, and nothing of this machine's, run the binary: -L makes QEMU look there first.
-    const version = Bun.spawnSync([target.qemuUserStatic, "-L", root, join(root, "csi-attacher"), "--version"], { env: {}, stdout: "pipe", stderr: "pipe" });
+    // The environment names the JavaScriptCore options the binary would otherwise
+    // execute itself again to add: QEMU's user mode, without binfmt_misc, cannot
+    // execve an executable of the CPU it emulates (ENOEXEC).
+    const jscOptions = Object.fromEntries(jscReexecEnvironment().map((entry) => entry.split("=") as [string, string]));
+    const version = Bun.spawnSync([target.qemuUserStatic, "-L", root, join(root, "csi-attacher"), "--version"], { env: jscOptions, stdout: "pipe", stderr: "pipe" });
     const host = parseVersionLine(run([attacherBinary, "--version"]));
     expect({ code: version.exitCode, stderr: version.stderr.toString(), stdout: version.stdout.toString() }).toEqual({
       code: 0,

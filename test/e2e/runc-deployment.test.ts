@@ -16,6 +16,7 @@ import { runtimeConfig } from "./support/runc-bundle";
 import { RuncContainer, runcGroundProblem } from "./support/runc-container";
 import { buildSidecarImage, imageConfigOf, run, unpackImage, type UnpackedImage } from "./support/sidecar-image";
 import { upstreamRbacKubeconfig, upstreamServiceAccount } from "./support/upstream-rbac";
+import { jscReexecEnvironment } from "./support/jsc-reexec-environment";
 
 /**
  * The image `bun run image` builds, run by Debian's runc as
@@ -159,7 +160,7 @@ describe("the image under runc, as deploy/kubernetes/deployment.yaml runs it", (
       ownMountNamespace: true,
       memoryLimit,
       // runc adds HOME from the image's /etc/passwd when the env has none, as containerd does.
-      environ: [...spec.env, "HOME=/home/nonroot"].sort(),
+      environ: [...spec.env, "HOME=/home/nonroot", ...jscReexecEnvironment()].sort(),
     });
   });
 
