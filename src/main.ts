@@ -15,6 +15,7 @@ import { PersistentVolumeFinalizerWriter } from "./controller/pv-finalizer-write
 import { VanishedVolumeAttachments } from "./controller/vanished-volume-attachments";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
+import { meaningOfDriverLoss, stopSignalSpreadMs } from "./csi/driver-loss";
 import { startDriver, type DriverInfo } from "./csi/driver-startup";
 import { createGrpcLogInterceptor, grpcLogLevel } from "./csi/grpc-log-interceptor";
 import { createOperationMetricsInterceptor } from "./csi/operation-metrics-interceptor";
@@ -156,13 +157,21 @@ async function main(argv: readonly string[]): Promise<number> {
       ...(metrics === undefined ? [] : [createOperationMetricsInterceptor({ observer: metrics.csiOperations })]),
     ],
     onConnectionLost: (reason) => {
-      // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
-      const message = "Lost connection to CSI driver, exiting";
-      log.error(message, { address: config.csiAddress, reason });
-      const path = terminationLogPath();
-      const notWritten = writeTerminationMessage(path, message);
-      if (notWritten !== undefined) log.v(4).info("No termination message written", { path, reason: notWritten });
-      process.exit(1);
+      if (!stop.signal.aborted) log.v(4).info("CSI driver connection lost, waiting for a stop signal that may come with it", { spread: `${stopSignalSpreadMs}ms` });
+      void meaningOfDriverLoss({ stopping: stop.signal }).then((meaning) => {
+        if (meaning === "shutting-down") {
+          // The pod is being deleted and its driver stopped too (often first): the drain goes on.
+          log.info("CSI driver went away while shutting down", { address: config.csiAddress, reason });
+          return;
+        }
+        // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
+        const message = "Lost connection to CSI driver, exiting";
+        log.error(message, { address: config.csiAddress, reason });
+        const path = terminationLogPath();
+        const notWritten = writeTerminationMessage(path, message);
+        if (notWritten !== undefined) log.v(4).info("No termination message written", { path, reason: notWritten });
+        process.exit(1);
+      });
     },
   });
   const csi = new CsiClient(transport);

@@ -59,6 +59,69 @@ describe("signals", () => {
   }
 });
 
+describe("the driver stopping with the pod", () => {
+  // Deleting a pod, the kubelet signals the attacher and its driver together;
+  // on a real node the driver was often gone first (issue 27, point 6).
+  it("on SIGTERM, takes the driver going away during the drain as part of the shutdown: the call in flight fails, exit 0, no 'Lost connection'", async () => {
+    const dir = scratchDir("driver-stops-in-drain");
+    const driverName = "drain-stop.fake.csi.test";
+    const node = "drain-stop-node";
+    const name = "driver-stops-in-drain";
+    const terminationLog = join(dir, "termination-log");
+    writeFileSync(terminationLog, "");
+    await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
+    await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
+    await using attacher = await startAttacher({
+      kubeconfig: cluster.kubeconfigPath,
+      csiAddress: driver.csiSocket,
+      logDir: dir,
+      args: ["--timeout=2m"],
+      env: { CSI_ATTACHER_TERMINATION_LOG: terminationLog },
+    });
+    await driver.control.script("ControllerPublishVolume", [{ hang: true, volumeId: `vol-${name}` }]);
+    await createAttachment(driverName, node, name);
+    await driver.control.waitForHung("ControllerPublishVolume", 1, { timeoutMs: 30_000 });
+
+    process.kill(attacher.process.pid, "SIGTERM");
+    await attacher.waitForLog(/"Received signal, shutting down"/);
+    await driver.kill();
+
+    expect(await attacher.process.exited).toBe(0);
+    expect(attacher.log()).toMatch(/^I.*"CSI driver went away while shutting down"/m);
+    expect(attacher.log()).not.toContain("Lost connection to CSI driver");
+    expect(readFileSync(terminationLog, "utf8")).toBe("");
+    // The publish never answered: nothing claims the volume is attached.
+    expect((await admin.get<VolumeAttachmentJson>(paths.volumeAttachment(name))).status?.attached).not.toBe(true);
+  });
+
+  it("takes a driver gone just before the SIGTERM (within the signals' spread) as part of the shutdown too", async () => {
+    const dir = scratchDir("driver-stops-first");
+    const driverName = "stops-first.fake.csi.test";
+    const node = "stops-first-node";
+    const terminationLog = join(dir, "termination-log");
+    writeFileSync(terminationLog, "");
+    await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
+    await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
+    await using attacher = await startAttacher({
+      kubeconfig: cluster.kubeconfigPath,
+      csiAddress: driver.csiSocket,
+      logDir: dir,
+      env: { CSI_ATTACHER_TERMINATION_LOG: terminationLog },
+    });
+    // Attach once so that a connection to the driver is open.
+    await createAttachment(driverName, node, "stops-first");
+    await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("stops-first"), (va) => va?.status?.attached === true);
+    await driver.kill();
+    // The loss is seen first; the signal follows, as the kubelet's to the attacher can.
+    await attacher.waitForLog(/"CSI driver connection lost, waiting for a stop signal that may come with it"/);
+    process.kill(attacher.process.pid, "SIGTERM");
+
+    expect(await attacher.process.exited).toBe(0);
+    expect(attacher.log()).not.toContain("Lost connection to CSI driver");
+    expect(readFileSync(terminationLog, "utf8")).toBe("");
+  });
+});
+
 describe("losing the driver", () => {
   it("writes 'Lost connection to CSI driver, exiting' to the termination log and exits 1", async () => {
     const dir = scratchDir("termination-log");
