@@ -238,10 +238,9 @@ describe("handing over on a clean shutdown", () => {
 
     process.kill(leader.process.pid, "SIGTERM");
     const signalledAt = performance.now();
-    // Created once the leader has stopped taking work, so that only the next leader can attach it.
-    await leader.waitForLog(/"Received signal, shutting down"/);
-    await createHandoverAttachment("handover-waited-out");
+    // Created once the leader is gone (idle, it leaves at once), so that only the next leader can attach it.
     expect(await leader.process.exited).toBe(0);
+    await createHandoverAttachment("handover-waited-out");
     expect(leader.log()).not.toContain("Released leader lease");
     expect((await admin.get<LeaseJson>(handoverLeasePath)).spec?.holderIdentity).toBe("handover-a");
     await attached("handover-waited-out");
@@ -305,10 +304,9 @@ describe("handing over on a clean shutdown", () => {
 
     process.kill(leader.process.pid, "SIGTERM");
     const signalledAt = performance.now();
-    // Created once the leader has stopped taking work, so that only the next leader can attach it.
-    await leader.waitForLog(/"Received signal, shutting down"/);
-    await createHandoverAttachment("handover-released");
+    // Created once the leader is gone (idle, it leaves at once), so that only the next leader can attach it.
     expect(await leader.process.exited).toBe(0);
+    await createHandoverAttachment("handover-released");
     expect(leader.log()).toContain('"Released leader lease"');
     await handoverHolder("handover-d");
     expect(performance.now() - signalledAt).toBeLessThan(leaseDurationMs);
