@@ -1,0 +1,234 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { leaderElectionLeaseName } from "../../src/leader/lease-name";
+import { AdminClient, type KubeObject } from "../cluster/admin-client";
+import { ensureComponents } from "../cluster/components";
+import { waitForCondition } from "../cluster/managed-process";
+import { fixedHostPaths } from "../cluster/node/host-paths";
+import { nodeClusterOptions, nodeImages, startNodeGround, type NodeGround } from "../cluster/node/node-ground";
+import { nodeGroundProblem } from "../cluster/node/node-prerequisites";
+import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { applyObjects } from "./support/apply-manifest";
+import { attacherContainerName, deploymentYamlPath } from "./support/deployment-manifest";
+import { readRbacManifest } from "./support/rbac-manifest";
+
+/**
+ * deploy/kubernetes/rbac.yaml and deployment.yaml on a real node: a kubelet
+ * and containerd (the node ground, test/cluster/node) read the manifests,
+ * mount the service-account token, run the probes and enforce the security
+ * context and the memory limit (issue 27). The one change to the manifests
+ * is the placeholder csi-driver container, which becomes Kubernetes' mock
+ * CSI driver, packed into an image here.
+ *
+ * The node ground takes host paths the kubelet and containerd fix, so one
+ * node runs per machine: this is the only test file that starts one, and a
+ * second start (a person's `bun run start --with-node` at the same time)
+ * fails naming the paths in use.
+ */
+const driverName = "node-ground.csi.test";
+const imageArchive = join(import.meta.dir, "../../dist/csi-attacher-image.tar");
+/** The name the Deployment's `bun-csi-attacher:latest` resolves to, which index.json's io.containerd.image.name gives the import. */
+const qualifiedImage = "docker.io/library/bun-csi-attacher:latest";
+const memoryLimitBytes = 128 * 1024 * 1024;
+const nonroot = 65532;
+
+let cluster: TestCluster | undefined;
+let node: NodeGround | undefined;
+let admin: AdminClient;
+let namespace: string;
+let readyAt = 0;
+
+interface DeploymentJson extends KubeObject {
+  spec: { template: { spec: { containers: ContainerJson[]; terminationGracePeriodSeconds?: number } } };
+  status?: { readyReplicas?: number; updatedReplicas?: number; replicas?: number };
+}
+interface ContainerJson {
+  name: string;
+  image: string;
+  imagePullPolicy?: string;
+  args?: string[];
+  env?: { name: string; value?: string }[];
+}
+interface PodJson extends KubeObject {
+  status?: {
+    phase?: string;
+    podIP?: string;
+    containerStatuses?: { name: string; ready: boolean; restartCount: number; containerID?: string; image: string }[];
+  };
+}
+interface LeaseJson extends KubeObject {
+  spec?: { holderIdentity?: string; leaseDurationSeconds?: number };
+}
+
+/**
+ * deploymentWithMockDriver is deployment.yaml as written, but for the
+ * csi-driver container: Kubernetes' mock driver from the node's image,
+ * serving on the socket the attacher's ADDRESS names.
+ */
+function deploymentWithMockDriver(): DeploymentJson {
+  const deployment = Bun.YAML.parse(readFileSync(deploymentYamlPath, "utf8")) as DeploymentJson;
+  const containers = deployment.spec.template.spec.containers;
+  const address = containers.find((container) => container.name === attacherContainerName)?.env?.find((variable) => variable.name === "ADDRESS")?.value;
+  const driver = containers.find((container) => container.name === "csi-driver");
+  if (address === undefined || driver === undefined) throw new Error("deployment.yaml no longer has the csi-driver container and the attacher's ADDRESS this test swaps in the mock driver by");
+  driver.image = nodeImages.mockCsiDriver;
+  // Imported, never pulled.
+  driver.imagePullPolicy = "Never";
+  driver.args = [`--endpoint=${address}`, `--name=${driverName}`];
+  return deployment;
+}
+
+function deploymentPath(): string {
+  return `/apis/apps/v1/namespaces/${namespace}/deployments/csi-attacher`;
+}
+
+async function attacherPods(): Promise<PodJson[]> {
+  const pods = await admin.list<PodJson>(`/api/v1/namespaces/${namespace}/pods`, { labelSelector: "app=csi-attacher" });
+  return pods.items.filter((pod) => pod.metadata?.deletionTimestamp === undefined);
+}
+
+function attacherStatus(pod: PodJson) {
+  const status = pod.status?.containerStatuses?.find((container) => container.name === attacherContainerName);
+  if (status === undefined) throw new Error(`pod ${pod.metadata?.name} has no ${attacherContainerName} status`);
+  return status;
+}
+
+function leasePath(): string {
+  return `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${leaderElectionLeaseName(driverName)}`;
+}
+
+/** The attacher container's log file, as the kubelet writes it (CRI format: time, stream, tag, line). */
+function containerLogPath(pod: PodJson): string {
+  return join(fixedHostPaths.podLogs, `${namespace}_${pod.metadata?.name}_${pod.metadata?.uid}`, attacherContainerName, "0.log");
+}
+
+async function waitForReadyReplicas(count: number): Promise<void> {
+  await admin.waitFor<DeploymentJson>(deploymentPath(), (deployment) => deployment?.status?.readyReplicas === count && deployment.status.replicas === count, 120_000);
+}
+
+beforeAll(async () => {
+  const problem = nodeGroundProblem();
+  if (problem !== undefined) throw new Error(problem);
+  if (!existsSync(imageArchive)) throw new Error(`${imageArchive} is missing: run \`bun run image\` first (bun run test does)`);
+  const components = await ensureComponents();
+  cluster = await startTestCluster({ components, ...nodeClusterOptions });
+  admin = new AdminClient(cluster);
+  const started = performance.now();
+  node = await startNodeGround({ cluster, components });
+  console.log(`node ground Ready in ${Math.round(performance.now() - started)} ms`);
+});
+
+afterAll(async () => {
+  await node?.stop();
+  await cluster?.stop();
+});
+
+describe("the Deployment as written, on a kubelet and containerd", () => {
+  it("imports dist/csi-attacher-image.tar with `ctr -n k8s.io images import` under the name the Deployment's image resolves to", () => {
+    if (node === undefined) throw new Error("the node ground did not start");
+    node.containerd.importImage(imageArchive);
+    expect(node.containerd.imageNames()).toContain(qualifiedImage);
+  });
+
+  it("runs rbac.yaml and deployment.yaml (only the csi-driver container swapped): both replicas Running and Ready from the imported image", async () => {
+    const rbac = readRbacManifest();
+    await applyObjects(admin, rbac);
+    const deployment = deploymentWithMockDriver();
+    namespace = deployment.metadata?.namespace ?? "default";
+    await applyObjects(admin, [deployment]);
+    await waitForReadyReplicas(2);
+    readyAt = performance.now();
+    const pods = await attacherPods();
+    expect(pods.map((pod) => ({ phase: pod.status?.phase, ready: pod.status?.containerStatuses?.every((container) => container.ready), image: attacherStatus(pod).image }))).toEqual([
+      { phase: "Running", ready: true, image: qualifiedImage },
+      { phase: "Running", ready: true, image: qualifiedImage },
+    ]);
+  });
+
+  it("runs the attacher as uid 65532 with a read-only root and the manifest's memory limit in its cgroup", async () => {
+    if (node === undefined) throw new Error("the node ground did not start");
+    for (const pod of await attacherPods()) {
+      const pid = node.containerd.taskPid(attacherStatus(pod).containerID ?? "");
+      const status = Object.fromEntries(
+        readFileSync(`/proc/${pid}/status`, "utf8")
+          .split("\n")
+          .map((line) => line.split(/:\s*/, 2) as [string, string]),
+      );
+      const rootMount = readFileSync(`/proc/${pid}/mountinfo`, "utf8")
+        .split("\n")
+        .map((line) => line.split(" "))
+        .find((fields) => fields[4] === "/");
+      const memoryCgroup = readFileSync(`/proc/${pid}/cgroup`, "utf8")
+        .split("\n")
+        .map((line) => line.split(":"))
+        .find((fields) => fields[1]?.split(",").includes("memory"))?.[2];
+      const limit = Number(readFileSync(join("/sys/fs/cgroup/memory", memoryCgroup ?? "/nowhere", "memory.limit_in_bytes"), "utf8"));
+      expect({ uid: status["Uid"]?.split(/\s+/)[0], gid: status["Gid"]?.split(/\s+/)[0], root: rootMount?.[5]?.split(",")[0], limit }).toEqual({
+        uid: String(nonroot),
+        gid: String(nonroot),
+        root: "ro",
+        limit: memoryLimitBytes,
+      });
+    }
+  });
+
+  it("lets exactly one replica hold the Lease, under its pod's name (the pod's hostname)", async () => {
+    const names = (await attacherPods()).map((pod) => pod.metadata?.name);
+    const lease = await admin.waitFor<LeaseJson>(leasePath(), (found) => (found?.spec?.holderIdentity ?? "") !== "", 60_000);
+    expect(names).toContain(lease?.spec?.holderIdentity);
+  });
+
+  it("answers the README's probes on each pod's IP: /readyz and /healthz/leader-election", async () => {
+    for (const pod of await attacherPods()) {
+      const answers = await Promise.all(["/readyz", "/healthz/leader-election"].map(async (path) => (await fetch(`http://${pod.status?.podIP}:8080${path}`)).status));
+      expect(answers).toEqual([200, 200]);
+    }
+  });
+
+  it("keeps both replicas Ready with no restart for a minute", async () => {
+    const remaining = readyAt + 60_000 - performance.now();
+    if (remaining > 0) await Bun.sleep(remaining);
+    const pods = await attacherPods();
+    expect(pods.map((pod) => pod.status?.containerStatuses?.map((container) => [container.name, container.ready, container.restartCount]))).toEqual([
+      [
+        [attacherContainerName, true, 0],
+        ["csi-driver", true, 0],
+      ],
+      [
+        [attacherContainerName, true, 0],
+        ["csi-driver", true, 0],
+      ],
+    ]);
+  });
+
+  it("hands the Lease over when the leader's pod is deleted: the attacher drains as part of the shutdown, releases it, and another replica leads before it would have expired", async () => {
+    const lease = await admin.get<LeaseJson>(leasePath());
+    const leaderName = lease.spec?.holderIdentity ?? "";
+    const leader = (await attacherPods()).find((pod) => pod.metadata?.name === leaderName);
+    if (leader === undefined) throw new Error(`the Lease holder ${leaderName} is none of the pods`);
+    const logPath = containerLogPath(leader);
+    let log = "";
+    // The kubelet removes the log with the pod: keep what it last held.
+    const follow = setInterval(() => {
+      if (existsSync(logPath)) log = readFileSync(logPath, "utf8");
+    }, 50);
+    try {
+      const deletedAt = performance.now();
+      await admin.delete(`/api/v1/namespaces/${namespace}/pods/${leaderName}`);
+      // The standby, or the replacement the ReplicaSet starts at once, whichever asks first.
+      await admin.waitFor<LeaseJson>(leasePath(), (found) => ![leaderName, "", undefined].includes(found?.spec?.holderIdentity), 60_000);
+      const takeoverMs = performance.now() - deletedAt;
+      console.log(`leader pod deleted to another replica holding the Lease: ${Math.round(takeoverMs)} ms (lease duration ${lease.spec?.leaseDurationSeconds} s)`);
+      expect(takeoverMs).toBeLessThan((lease.spec?.leaseDurationSeconds ?? 0) * 1000);
+      await waitForCondition(() => !existsSync(logPath) || /"Stopped"/.test(log), { description: `the deleted leader's log to end (${logPath})`, timeoutMs: 90_000 });
+    } finally {
+      clearInterval(follow);
+    }
+    expect(log).toContain('"Received signal, shutting down"');
+    expect(log).toContain('"Released leader lease"');
+    expect(log).not.toContain("Lost connection to CSI driver");
+    // The Deployment replaces the pod.
+    await waitForReadyReplicas(2);
+  });
+});
