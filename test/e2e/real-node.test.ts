@@ -3,14 +3,17 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { leaderElectionLeaseName } from "../../src/leader/lease-name";
 import { AdminClient, type KubeObject } from "../cluster/admin-client";
-import { ensureComponents } from "../cluster/components";
-import { waitForCondition } from "../cluster/managed-process";
+import { ensureComponents, type ComponentPaths } from "../cluster/components";
+import { errorMessage, waitForCondition } from "../cluster/managed-process";
 import { fixedHostPaths } from "../cluster/node/host-paths";
+import { startNodePlugin } from "../cluster/node/node-plugin";
 import { nodeClusterOptions, nodeImages, startNodeGround, type NodeGround } from "../cluster/node/node-ground";
 import { nodeGroundProblem } from "../cluster/node/node-prerequisites";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { applyObjects } from "./support/apply-manifest";
 import { attacherContainerName, deploymentYamlPath } from "./support/deployment-manifest";
+import { persistentVolume } from "./support/objects";
+import { attachmentName, attachRequiredCsiDriver, claimFor, podPaths } from "./support/pod-objects";
 import { readRbacManifest } from "./support/rbac-manifest";
 
 /**
@@ -33,11 +36,14 @@ const qualifiedImage = "docker.io/library/bun-csi-attacher:latest";
 const memoryLimitBytes = 128 * 1024 * 1024;
 const nonroot = 65532;
 
+let components: ComponentPaths;
 let cluster: TestCluster | undefined;
 let node: NodeGround | undefined;
 let admin: AdminClient;
 let namespace: string;
 let readyAt = 0;
+/** The driver's node side, once the volume test started it. */
+let nodePlugin: { stop(): Promise<void> } | undefined;
 
 interface DeploymentJson extends KubeObject {
   spec: { template: { spec: { containers: ContainerJson[]; terminationGracePeriodSeconds?: number } } };
@@ -103,6 +109,44 @@ function containerLogPath(pod: PodJson): string {
   return join(fixedHostPaths.podLogs, `${namespace}_${pod.metadata?.name}_${pod.metadata?.uid}`, attacherContainerName, "0.log");
 }
 
+/** attacherLogs is what every attacher container of the Deployment has logged so far. */
+async function attacherLogs(): Promise<string> {
+  return (await attacherPods())
+    .map((pod) => containerLogPath(pod))
+    .filter((path) => existsSync(path))
+    .map((path) => readFileSync(path, "utf8"))
+    .join("");
+}
+
+/** appPod is a Pod the scheduler places, running the node's pause image with `claim` mounted. */
+function appPod(name: string, claim: string) {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    spec: {
+      containers: [{ name: "app", image: nodeImages.pause, imagePullPolicy: "Never", volumeMounts: [{ name: "data", mountPath: "/data" }] }],
+      volumes: [{ name: "data", persistentVolumeClaim: { claimName: claim } }],
+    },
+  };
+}
+
+/** createClaimedPod creates a PV for one of the mock driver's volumes ("1" to "3", in both its processes), a claim bound to it, and a Pod using it. */
+async function createClaimedPod(name: string, volumeHandle: string): Promise<void> {
+  await admin.create("/api/v1/persistentvolumes", persistentVolume(`pv-${name}`, { driver: driverName, volumeHandle }));
+  await admin.create(podPaths.claims(namespace), claimFor(`claim-${name}`, `pv-${name}`));
+  await admin.create(podPaths.pods(namespace), appPod(name, `claim-${name}`));
+}
+
+/** The VolumeAttachment the attach/detach controller makes for one of the driver's volumes on the node. */
+function volumeAttachmentPath(volumeHandle: string): string {
+  return `/apis/storage.k8s.io/v1/volumeattachments/${attachmentName(volumeHandle, driverName, node?.nodeName ?? "")}`;
+}
+
+interface VolumeAttachmentJson extends KubeObject {
+  status?: { attached?: boolean };
+}
+
 async function waitForReadyReplicas(count: number): Promise<void> {
   await admin.waitFor<DeploymentJson>(deploymentPath(), (deployment) => deployment?.status?.readyReplicas === count && deployment.status.replicas === count, 120_000);
 }
@@ -111,7 +155,7 @@ beforeAll(async () => {
   const problem = nodeGroundProblem();
   if (problem !== undefined) throw new Error(problem);
   if (!existsSync(imageArchive)) throw new Error(`${imageArchive} is missing: run \`bun run image\` first (bun run test does)`);
-  const components = await ensureComponents();
+  components = await ensureComponents();
   cluster = await startTestCluster({ components, ...nodeClusterOptions });
   admin = new AdminClient(cluster);
   const started = performance.now();
@@ -120,6 +164,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await nodePlugin?.stop();
   await node?.stop();
   await cluster?.stop();
 });
@@ -202,6 +247,24 @@ describe("the Deployment as written, on a kubelet and containerd", () => {
     ]);
   });
 
+  it("gives a Pod its volume: the kubelet registers the driver's node side, the attach/detach controller asks, our attacher publishes with the CSINode's node ID; deleting the Pod detaches", async () => {
+    if (node === undefined || cluster === undefined) throw new Error("the node ground did not start");
+    const plugin = await startNodePlugin({ binary: components.mockCsiDriver, driverName, nodeName: node.nodeName, admin, logDir: join(cluster.dir, "node") });
+    nodePlugin = plugin.process;
+    await admin.create(podPaths.csiDrivers, attachRequiredCsiDriver(driverName));
+    await createClaimedPod("app-1", "1");
+    const vaPath = volumeAttachmentPath("1");
+    const va = await admin.waitFor<VolumeAttachmentJson>(vaPath, (found) => found?.status?.attached === true, 60_000);
+    expect(va?.metadata?.annotations?.["csi.alpha.kubernetes.io/node-id"]).toBe(plugin.nodeId);
+    // The kubelet staged and published it (the mock's NodePublish made the target), and the Pod runs.
+    await admin.waitFor<PodJson>(podPaths.pod(namespace, "app-1"), (pod) => pod?.status?.phase === "Running", 60_000);
+
+    await admin.delete(podPaths.pod(namespace, "app-1"));
+    await admin.waitFor(vaPath, (found) => found === null, 60_000);
+    const logs = await attacherLogs();
+    expect([logs.match(/"Attached" va="csi-/g)?.length, logs.match(/"Detached" va="csi-/g)?.length]).toEqual([1, 1]);
+  });
+
   it("hands the Lease over when the leader's pod is deleted: the attacher drains as part of the shutdown, releases it, and another replica leads before it would have expired", async () => {
     const lease = await admin.get<LeaseJson>(leasePath());
     const leaderName = lease.spec?.holderIdentity ?? "";
@@ -216,11 +279,18 @@ describe("the Deployment as written, on a kubelet and containerd", () => {
     try {
       const deletedAt = performance.now();
       await admin.delete(`/api/v1/namespaces/${namespace}/pods/${leaderName}`);
+      // The next Pod's volume, asked for at once: only the next leader can attach it.
+      await createClaimedPod("app-2", "2");
       // The standby, or the replacement the ReplicaSet starts at once, whichever asks first.
-      await admin.waitFor<LeaseJson>(leasePath(), (found) => ![leaderName, "", undefined].includes(found?.spec?.holderIdentity), 60_000);
+      await admin.waitFor<LeaseJson>(leasePath(), (found) => ![leaderName, "", undefined].includes(found?.spec?.holderIdentity), 60_000).catch(async (e: unknown) => {
+        throw new Error(`${errorMessage(e)}\nthe deleted leader's log:\n${log}\nthe other attachers' logs:\n${await attacherLogs()}`);
+      });
       const takeoverMs = performance.now() - deletedAt;
-      console.log(`leader pod deleted to another replica holding the Lease: ${Math.round(takeoverMs)} ms (lease duration ${lease.spec?.leaseDurationSeconds} s)`);
-      expect(takeoverMs).toBeLessThan((lease.spec?.leaseDurationSeconds ?? 0) * 1000);
+      await admin.waitFor<VolumeAttachmentJson>(volumeAttachmentPath("2"), (found) => found?.status?.attached === true, 60_000);
+      const attachedMs = performance.now() - deletedAt;
+      const leaseMs = (lease.spec?.leaseDurationSeconds ?? 0) * 1000;
+      console.log(`leader pod deleted to: another replica holding the Lease ${Math.round(takeoverMs)} ms, the next Pod's volume attached ${Math.round(attachedMs)} ms (lease duration ${leaseMs} ms)`);
+      expect({ takeoverBeforeExpiry: takeoverMs < leaseMs, attachedBeforeExpiry: attachedMs < leaseMs }).toEqual({ takeoverBeforeExpiry: true, attachedBeforeExpiry: true });
       await waitForCondition(() => !existsSync(logPath) || /"Stopped"/.test(log), { description: `the deleted leader's log to end (${logPath})`, timeoutMs: 90_000 });
     } finally {
       clearInterval(follow);
