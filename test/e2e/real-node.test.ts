@@ -8,12 +8,13 @@ import { errorMessage, waitForCondition } from "../cluster/managed-process";
 import { fixedHostPaths } from "../cluster/node/host-paths";
 import { startNodePlugin } from "../cluster/node/node-plugin";
 import { nodeClusterOptions, nodeImages, startNodeGround, type NodeGround } from "../cluster/node/node-ground";
+import { mockDriverDeployment, type DeploymentJson } from "../cluster/node/mock-driver-deployment";
 import { nodeGroundProblem } from "../cluster/node/node-prerequisites";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { applyObjects } from "./support/apply-manifest";
-import { attacherContainerName, deploymentYamlPath } from "./support/deployment-manifest";
+import { attacherContainerName } from "./support/deployment-manifest";
 import { persistentVolume } from "./support/objects";
-import { attachmentName, attachRequiredCsiDriver, claimFor, podPaths } from "./support/pod-objects";
+import { attachmentName, attachRequiredCsiDriver, claimFor, claimingPod, podPaths } from "./support/pod-objects";
 import { readRbacManifest } from "./support/rbac-manifest";
 
 /**
@@ -45,17 +46,6 @@ let readyAt = 0;
 /** The driver's node side, once the volume test started it. */
 let nodePlugin: { stop(): Promise<void> } | undefined;
 
-interface DeploymentJson extends KubeObject {
-  spec: { template: { spec: { containers: ContainerJson[]; terminationGracePeriodSeconds?: number } } };
-  status?: { readyReplicas?: number; updatedReplicas?: number; replicas?: number };
-}
-interface ContainerJson {
-  name: string;
-  image: string;
-  imagePullPolicy?: string;
-  args?: string[];
-  env?: { name: string; value?: string }[];
-}
 interface PodJson extends KubeObject {
   status?: {
     phase?: string;
@@ -65,24 +55,6 @@ interface PodJson extends KubeObject {
 }
 interface LeaseJson extends KubeObject {
   spec?: { holderIdentity?: string; leaseDurationSeconds?: number };
-}
-
-/**
- * deploymentWithMockDriver is deployment.yaml as written, but for the
- * csi-driver container: Kubernetes' mock driver from the node's image,
- * serving on the socket the attacher's ADDRESS names.
- */
-function deploymentWithMockDriver(): DeploymentJson {
-  const deployment = Bun.YAML.parse(readFileSync(deploymentYamlPath, "utf8")) as DeploymentJson;
-  const containers = deployment.spec.template.spec.containers;
-  const address = containers.find((container) => container.name === attacherContainerName)?.env?.find((variable) => variable.name === "ADDRESS")?.value;
-  const driver = containers.find((container) => container.name === "csi-driver");
-  if (address === undefined || driver === undefined) throw new Error("deployment.yaml no longer has the csi-driver container and the attacher's ADDRESS this test swaps in the mock driver by");
-  driver.image = nodeImages.mockCsiDriver;
-  // Imported, never pulled.
-  driver.imagePullPolicy = "Never";
-  driver.args = [`--endpoint=${address}`, `--name=${driverName}`];
-  return deployment;
 }
 
 function deploymentPath(): string {
@@ -118,24 +90,11 @@ async function attacherLogs(): Promise<string> {
     .join("");
 }
 
-/** appPod is a Pod the scheduler places, running the node's pause image with `claim` mounted. */
-function appPod(name: string, claim: string) {
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name },
-    spec: {
-      containers: [{ name: "app", image: nodeImages.pause, imagePullPolicy: "Never", volumeMounts: [{ name: "data", mountPath: "/data" }] }],
-      volumes: [{ name: "data", persistentVolumeClaim: { claimName: claim } }],
-    },
-  };
-}
-
 /** createClaimedPod creates a PV for one of the mock driver's volumes ("1" to "3", in both its processes), a claim bound to it, and a Pod using it. */
 async function createClaimedPod(name: string, volumeHandle: string): Promise<void> {
   await admin.create("/api/v1/persistentvolumes", persistentVolume(`pv-${name}`, { driver: driverName, volumeHandle }));
   await admin.create(podPaths.claims(namespace), claimFor(`claim-${name}`, `pv-${name}`));
-  await admin.create(podPaths.pods(namespace), appPod(name, `claim-${name}`));
+  await admin.create(podPaths.pods(namespace), claimingPod(name, nodeImages.pause, `claim-${name}`));
 }
 
 /** The VolumeAttachment the attach/detach controller makes for one of the driver's volumes on the node. */
@@ -179,7 +138,7 @@ describe("the Deployment as written, on a kubelet and containerd", () => {
   it("runs rbac.yaml and deployment.yaml (only the csi-driver container swapped): both replicas Running and Ready from the imported image", async () => {
     const rbac = readRbacManifest();
     await applyObjects(admin, rbac);
-    const deployment = deploymentWithMockDriver();
+    const deployment = mockDriverDeployment(driverName);
     namespace = deployment.metadata?.namespace ?? "default";
     await applyObjects(admin, [deployment]);
     await waitForReadyReplicas(2);

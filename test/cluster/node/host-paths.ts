@@ -47,6 +47,44 @@ export function removeHostPaths(): void {
 }
 
 /**
+ * killOrphanedContainers SIGKILLs what containerd's shims ran (by the
+ * init.pid files in its fixed state directory), then the shims (the
+ * processes serving that state directory's socket): when the ground itself
+ * is killed (Ctrl-C, a crashed test process), containerd goes first and
+ * its shims and containers outlive it.
+ */
+export function killOrphanedContainers(): void {
+  const tasks = join(fixedHostPaths.containerdState, "io.containerd.runtime.v2.task");
+  const pids: number[] = [];
+  if (existsSync(tasks)) {
+    for (const namespace of readdirSync(tasks)) {
+      for (const task of readdirSync(join(tasks, namespace))) {
+        const path = join(tasks, namespace, task, "init.pid");
+        if (existsSync(path)) pids.push(Number(readFileSync(path, "utf8").trim()));
+      }
+    }
+  }
+  const shimAddress = `-address\0${join(fixedHostPaths.containerdState, "containerd.sock")}`;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const commandLine = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      if (commandLine.includes("containerd-shim") && commandLine.includes(shimAddress)) pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  for (const pid of pids) {
+    if (!Number.isInteger(pid) || pid <= 1) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
+/**
  * removeKubepodsCgroups removes the kubelet's `kubepods` cgroup tree in
  * every cgroup v1 hierarchy (and the unified one), children first: the
  * kubelet creates it under the root and never removes it.

@@ -15,11 +15,11 @@ import { AdminClient, type KubeObject } from "../admin-client";
 import type { ComponentPaths } from "../components";
 import { freeLoopbackPorts } from "../free-ports";
 import { nodeControllers, type KubeControllerManager } from "../kube-controller-manager";
-import { errorMessage, spawnManaged, waitForCondition, type ManagedProcess } from "../managed-process";
+import { errorMessage, onProcessExit, spawnManaged, waitForCondition, type ManagedProcess } from "../managed-process";
 import type { TestClusterOptions, TestCluster } from "../test-cluster";
 import { startContainerd, type Containerd } from "./containerd";
 import { run } from "./host-commands";
-import { fixedHostPaths, removeHostPaths, removeKubepodsCgroups } from "./host-paths";
+import { fixedHostPaths, killOrphanedContainers, removeHostPaths, removeKubepodsCgroups } from "./host-paths";
 import { startKubelet } from "./kubelet";
 import { cniBinDir, nodeGroundProblem } from "./node-prerequisites";
 import { ApiServiceRoute, writeCniConfig } from "./pod-network";
@@ -45,6 +45,8 @@ interface NodeObject extends KubeObject {
 /** NodeGround is the running node; stop() takes it all down and gives the host paths back. */
 export class NodeGround implements AsyncDisposable {
   #stopping: Promise<void> | undefined;
+  /** Takes the node down without waiting if this process exits before stop(). */
+  readonly #unregisterExitHook: () => void;
 
   constructor(
     /** The Node's name. */
@@ -57,7 +59,13 @@ export class NodeGround implements AsyncDisposable {
     private readonly admin: AdminClient,
     /** Where the mock CSI driver's image says its binary is. */
     readonly mockCsiDriverEntrypoint: string,
-  ) {}
+  ) {
+    this.#unregisterExitHook = onProcessExit(() => {
+      killOrphanedContainers();
+      route.remove();
+      removeNodeHostState();
+    });
+  }
 
   /**
    * stop ends the pods first, through the API with the controllers stopped
@@ -83,9 +91,8 @@ export class NodeGround implements AsyncDisposable {
       this.containerd.killAllTasks();
       await this.containerd.stop();
       this.route.remove();
-      removePodNetworkNamespaces();
-      removeHostPaths();
-      removeKubepodsCgroups();
+      removeNodeHostState();
+      this.#unregisterExitHook();
     })();
     return this.#stopping;
   }
@@ -93,6 +100,13 @@ export class NodeGround implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
   }
+}
+
+/** removeNodeHostState removes what the node leaves on the host once its processes are gone. */
+function removeNodeHostState(): void {
+  removePodNetworkNamespaces();
+  removeHostPaths();
+  removeKubepodsCgroups();
 }
 
 /** The network namespaces containerd's CRI makes for pod sandboxes (bind mounts under /run/netns). */
@@ -134,15 +148,7 @@ export async function startNodeGround(options: NodeGroundOptions): Promise<NodeG
   const admin = new AdminClient(cluster);
   // Claimed first, without recursion: of two grounds starting at once, one fails here.
   mkdirSync(fixedHostPaths.containerdState);
-  const started: { stop(): void | Promise<void> }[] = [
-    {
-      stop: () => {
-        removePodNetworkNamespaces();
-        removeHostPaths();
-        removeKubepodsCgroups();
-      },
-    },
-  ];
+  const started: { stop(): void | Promise<void> }[] = [{ stop: () => removeNodeHostState() }];
   try {
     for (const path of Object.values(fixedHostPaths)) mkdirSync(path, { recursive: true });
     process.stderr.write(`node ground: created ${Object.values(fixedHostPaths).join(", ")} (paths the kubelet and containerd fix); stopping the ground removes them\n`);
