@@ -15,7 +15,7 @@ export const deployDir = join(import.meta.dir, "../../../deploy/kubernetes");
 /** The parts of the Deployment this file reads or changes. */
 export interface DeploymentJson extends KubeObject {
   spec: { template: { spec: { containers: DeploymentContainer[] } } };
-  status?: { readyReplicas?: number; replicas?: number };
+  status?: { readyReplicas?: number; updatedReplicas?: number; replicas?: number };
 }
 
 interface DeploymentContainer {
@@ -24,6 +24,7 @@ interface DeploymentContainer {
   imagePullPolicy?: string;
   args?: string[];
   env?: { name: string; value?: string }[];
+  readinessProbe?: unknown;
 }
 
 /** mockDriverDeployment reads deployment.yaml and swaps its csi-driver container for the mock driver named `driverName`. */
