@@ -8,10 +8,13 @@
  * --with-controller-manager, kube-controller-manager's attach/detach and PV
  * binder controllers run too, and a demo Pod's volume is attached the way a
  * cluster does it: the controller creates the VolumeAttachment, the attacher
- * attaches it, the controller lists it in the Node's status.
+ * attaches it, the controller lists it in the Node's status. With
+ * --with-node the ground becomes a node and runs deploy/kubernetes as
+ * operators apply it (scripts/start-on-node.ts).
  *
  *   bun run start                                   # local test ground
  *   bun run start --with-controller-manager         # ... driven by the attach/detach controller
+ *   bun run start --with-node                       # deployment.yaml on a kubelet and containerd (root)
  *   bun run start --kubeconfig=$HOME/.kube/config --csi-address=/run/csi/socket -v=2
  */
 import { $ } from "bun";
@@ -21,13 +24,16 @@ import { createIfAbsent } from "../test/cluster/admin-client";
 import { localDriverName, localNodeName, startLocalGround, type LocalGround } from "../test/cluster/local-ground";
 import { spawnManaged, stopAllManaged } from "../test/cluster/managed-process";
 import { paths, persistentVolume, volumeAttachment } from "../test/e2e/support/objects";
+import { runOnNode } from "./start-on-node";
 import { attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../test/e2e/support/pod-objects";
 
 const root = resolve(import.meta.dir, "..");
 const binary = join(root, "dist/csi-attacher");
 const controllerManagerFlag = "--with-controller-manager";
 const withControllerManager = process.argv.includes(controllerManagerFlag);
-const args = process.argv.slice(2).filter((arg) => arg !== controllerManagerFlag);
+const nodeFlag = "--with-node";
+const withNode = process.argv.includes(nodeFlag);
+const args = process.argv.slice(2).filter((arg) => arg !== controllerManagerFlag && arg !== nodeFlag);
 
 await buildIfStale();
 const againstCluster = args.some((arg) => /^--?kubeconfig(=|$)/.test(arg)) || process.env["KUBERNETES_SERVICE_HOST"] !== undefined;
@@ -35,7 +41,11 @@ if (againstCluster && withControllerManager) {
   console.error(`${controllerManagerFlag} starts a controller manager on the local test ground; a real cluster has its own`);
   process.exit(2);
 }
-process.exit(againstCluster ? await runAttacher(args) : await runOnLocalGround(args));
+if (againstCluster && withNode) {
+  console.error(`${nodeFlag} makes the local test ground a node; a real cluster has its own`);
+  process.exit(2);
+}
+process.exit(againstCluster ? await runAttacher(args) : withNode ? await runOnNode() : await runOnLocalGround(args));
 
 /** Rebuilds dist/csi-attacher when any source is newer than it. */
 async function buildIfStale(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Config } from "../cli/config";
 import { inTreePluginForDriver } from "../controller/migration/in-tree-plugins";
 import { CsiClient } from "../csi/csi-client";
+import { meaningOfDriverLoss, stopSignalSpreadMs } from "../csi/driver-loss";
 import { startDriver, type DriverInfo } from "../csi/driver-startup";
 import { createGrpcLogInterceptor, grpcLogLevel } from "../csi/grpc-log-interceptor";
 import { createOperationMetricsInterceptor } from "../csi/operation-metrics-interceptor";
@@ -48,13 +49,21 @@ export async function connectToDriver(options: CsiDriverOptions): Promise<CsiDri
       ...(metrics === undefined ? [] : [createOperationMetricsInterceptor({ observer: metrics.csiOperations })]),
     ],
     onConnectionLost: (reason) => {
-      // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
-      const message = "Lost connection to CSI driver, exiting";
-      log.error(message, { address: config.csiAddress, reason });
-      const path = terminationLogPath();
-      const notWritten = writeTerminationMessage(path, message);
-      if (notWritten !== undefined) log.v(4).info("No termination message written", { path, reason: notWritten });
-      options.exit(1);
+      if (!signal.aborted) log.v(4).info("CSI driver connection lost, waiting for a stop signal that may come with it", { spread: `${stopSignalSpreadMs}ms` });
+      void meaningOfDriverLoss({ stopping: signal }).then((meaning) => {
+        if (meaning === "shutting-down") {
+          // The pod is being deleted and its driver stopped too (often first): the drain goes on.
+          log.info("CSI driver went away while shutting down", { address: config.csiAddress, reason });
+          return;
+        }
+        // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
+        const message = "Lost connection to CSI driver, exiting";
+        log.error(message, { address: config.csiAddress, reason });
+        const path = terminationLogPath();
+        const notWritten = writeTerminationMessage(path, message);
+        if (notWritten !== undefined) log.v(4).info("No termination message written", { path, reason: notWritten });
+        options.exit(1);
+      });
     },
   });
   const csi = new CsiClient(transport);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build-components.sh builds the real Go components the test ground runs
 # (kube-apiserver, kube-controller-manager, etcd, the upstream CSI mock
-# driver) and the tools its
+# driver; kubelet, kube-scheduler and a pause program for the node) and the tools its
 # tests check with (Prometheus' promtool and server) from their Go modules,
 # pinned, into a cache directory outside the repository keyed by version, so
 # a warm machine never rebuilds. Prints nothing but progress on stderr; the
@@ -68,7 +68,9 @@ build_in_wrapper() {
     cp "$main_dir"/*.go "$work/"
     target=.
   fi
-  (cd "$work" && go build -o "$out.partial" "$target" >&2)
+  # -mod=mod: a wrapper's own main may import packages of the graph that the
+  # component's package does not (the mock driver's kubelet registration API).
+  (cd "$work" && go build ${main_dir:+-mod=mod} -o "$out.partial" "$target" >&2)
   mv "$out.partial" "$out"
   log "$name $version: built $out"
 }
@@ -90,10 +92,31 @@ build_in_wrapper kube-apiserver "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/k
 # real client, in the controller-driven tests; same module graph, so it
 # reuses kube-apiserver's build cache (a minute or two on top of it).
 build_in_wrapper kube-controller-manager "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_replaces"
+# kubelet and kube-scheduler make the ground a node (test/cluster/node/):
+# same module graph again, so each is about a minute on a warm build cache.
+build_in_wrapper kubelet "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/kubernetes/cmd/kubelet "$k8s_replaces"
+build_in_wrapper kube-scheduler "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/kubernetes/cmd/kube-scheduler "$k8s_replaces"
 build_in_wrapper etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3
 # Kubernetes' mock CSI driver lives in the kubernetes module (test/e2e), so it
 # shares kube-apiserver's module graph and most of its build cache.
 build_in_wrapper mock-csi-driver "$KUBERNETES_VERSION" k8s.io/kubernetes k8s.io/kubernetes/test/e2e/storage/drivers/csi-test/mock/service "$k8s_replaces" "$here/mock-csi-driver"
+
+# The node's pause image (containerd's sandbox_image): a static program
+# that waits for a signal, in this repository, with no dependency at all.
+build_local() {
+  local name=$1 dir=$2
+  local out
+  out="$bin_dir/$name-$(cat "$dir"/go.mod "$dir"/*.go | sha256sum | cut -c1-12)"
+  built_paths[$name]=$out
+  if [ -x "$out" ]; then
+    log "$name: cached at $out"
+    return
+  fi
+  (cd "$dir" && go build -ldflags=-s -o "$out.partial" . >&2)
+  mv "$out.partial" "$out"
+  log "$name: built $out"
+}
+build_local pause "$here/node/pause"
 
 # promtool lints the attacher's /metrics output (`promtool check metrics`).
 # remove_all_sd leaves out Prometheus' service discovery plugins: promtool's
@@ -113,7 +136,8 @@ if [ "${BUILD_COMPONENTS_GO_ATTACHER:-}" = 1 ]; then
 fi
 
 if [ "${BUILD_COMPONENTS_PRINT:-}" = paths ]; then
-  for name in kube-apiserver kube-controller-manager etcd mock-csi-driver promtool prometheus ${built_paths[go-attacher]:+go-attacher}; do printf '%s=%s\n' "$name" "${built_paths[$name]}"; done
+  for name in kube-apiserver kube-controller-manager kubelet kube-scheduler etcd mock-csi-driver pause promtool prometheus ${built_paths[go-attacher]:+go-attacher}; do printf '%s=%s
+' "$name" "${built_paths[$name]}"; done
 else
   echo "$bin_dir"
 fi

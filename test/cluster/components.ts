@@ -11,8 +11,14 @@ export interface ComponentPaths {
   readonly kubeApiserver: string;
   /** Runs the attach/detach and PV binder controllers in the controller-driven tests. */
   readonly kubeControllerManager: string;
+  /** The node's kubelet (test/cluster/node/). */
+  readonly kubelet: string;
+  /** Schedules the node's Pods (test/cluster/node/). */
+  readonly kubeScheduler: string;
   readonly etcd: string;
   readonly mockCsiDriver: string;
+  /** The node's sandbox (pause) program, static, packed into containerd's sandbox_image. */
+  readonly pause: string;
   /** Prometheus' promtool, for `promtool check metrics` and `promtool test rules`. */
   readonly promtool: string;
   /** The Prometheus server, scraping an attacher in the monitoring test. */
@@ -25,8 +31,11 @@ const scriptPath = join(import.meta.dir, "build-components.sh");
 const fieldsByName = {
   "kube-apiserver": "kubeApiserver",
   "kube-controller-manager": "kubeControllerManager",
+  kubelet: "kubelet",
+  "kube-scheduler": "kubeScheduler",
   etcd: "etcd",
   "mock-csi-driver": "mockCsiDriver",
+  pause: "pause",
   promtool: "promtool",
   prometheus: "prometheus",
 } as const satisfies Record<string, keyof ComponentPaths>;
@@ -74,13 +83,14 @@ function parsePaths(stdout: string): ComponentPaths {
     if (!Object.hasOwn(fieldsByName, name)) continue;
     found[fieldsByName[name as keyof typeof fieldsByName]] = line.slice(eq + 1).trim();
   }
-  const { kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool, prometheus } = found;
-  if (kubeApiserver === undefined || kubeControllerManager === undefined || etcd === undefined || mockCsiDriver === undefined || promtool === undefined || prometheus === undefined) {
-    throw new Error(`${scriptPath} did not print a path for every component; stdout was:\n${stdout}`);
+  const missing = Object.values(fieldsByName).filter((field) => found[field] === undefined);
+  if (missing.length > 0) {
+    throw new Error(`${scriptPath} did not print a path for ${missing.join(", ")}; stdout was:\n${stdout}`);
   }
-  for (const path of [kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool, prometheus]) {
+  const paths = found as ComponentPaths;
+  for (const path of Object.values(paths)) {
     // Fail here, naming the file, rather than later with a bare ENOENT from spawn.
     accessSync(path, constants.X_OK);
   }
-  return { kubeApiserver, kubeControllerManager, etcd, mockCsiDriver, promtool, prometheus };
+  return paths;
 }

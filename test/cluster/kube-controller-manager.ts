@@ -32,7 +32,27 @@ export interface KubeControllerManagerOptions {
   readonly kubeApiBurst?: number;
   /** Deadline in ms for the controllers to have synced their caches; default 60000. */
   readonly startTimeoutMs?: number;
+  /** The controllers to run; default {@link groundControllers}. A node runs {@link nodeControllers}. */
+  readonly controllers?: readonly string[];
+  /** The CA bundle root-ca-certificate-publisher puts in every namespace's kube-root-ca.crt (pods' ca.crt). */
+  readonly rootCaFile?: string;
 }
+
+/**
+ * What pods on a real node need beyond the attach/detach and binder
+ * controllers (issue 27, checked 2026-11-26): a `default` service account in
+ * each namespace, the `kube-root-ca.crt` ConfigMap their token volume
+ * projects, Deployments and their ReplicaSets, and node-lifecycle, which
+ * lifts the not-ready taint once the kubelet reports the Node Ready.
+ */
+export const nodeControllers = [
+  ...groundControllers,
+  "serviceaccount-controller",
+  "root-ca-certificate-publisher-controller",
+  "deployment-controller",
+  "replicaset-controller",
+  "node-lifecycle-controller",
+] as const;
 
 /**
  * kubeControllerManagerArgs are the flags of the ground's controller
@@ -44,7 +64,8 @@ export interface KubeControllerManagerOptions {
 export function kubeControllerManagerArgs(options: KubeControllerManagerOptions): string[] {
   return [
     `--kubeconfig=${options.kubeconfig}`,
-    `--controllers=${groundControllers.join(",")}`,
+    `--controllers=${(options.controllers ?? groundControllers).join(",")}`,
+    ...(options.rootCaFile === undefined ? [] : [`--root-ca-file=${options.rootCaFile}`]),
     "--use-service-account-credentials=false",
     "--leader-elect=false",
     "--secure-port=0",
@@ -101,6 +122,7 @@ export async function startKubeControllerManager(options: KubeControllerManagerO
   const manager = new KubeControllerManager(process);
   try {
     await waitForCondition(() => controllersSynced(manager.log()) >= groundControllers.length, {
+      // The attach/detach and binder controllers are the ones a late sync would make tests miss work of.
       description: "kube-controller-manager's controllers to sync their caches",
       timeoutMs: options.startTimeoutMs ?? 60_000,
       intervalMs: 100,

@@ -1,7 +1,7 @@
 import { AdminClient, createIfAbsent } from "./admin-client";
-import { ensureComponents } from "./components";
+import { ensureComponents, type ComponentPaths } from "./components";
 import { startMockCsiDriver, type MockCsiDriver } from "./mock-csi-driver";
-import { startTestCluster, type TestCluster } from "./test-cluster";
+import { startTestCluster, type TestCluster, type TestClusterOptions } from "./test-cluster";
 
 /** The driver name and node the local ground registers. */
 export const localDriverName = "mock.csi.test";
@@ -10,6 +10,7 @@ export const localNodeName = "node-1";
 /** LocalGround is the test ground for a person: cluster, mock driver and the CSINode that joins them. */
 export interface LocalGround {
   readonly cluster: TestCluster;
+  readonly components: ComponentPaths;
   readonly driver: MockCsiDriver;
   readonly admin: AdminClient;
 }
@@ -19,9 +20,9 @@ export interface LocalGround {
  * kube-apiserver and Kubernetes' mock CSI driver, and registers the driver
  * on node-1, so that an attacher pointed at it has everything it needs.
  */
-export async function startLocalGround(dir: string | undefined): Promise<LocalGround> {
+export async function startLocalGround(dir: string | undefined, clusterOptions: Omit<TestClusterOptions, "dir" | "components"> = {}): Promise<LocalGround> {
   const components = await ensureComponents();
-  const cluster = await startTestCluster({ components, ...(dir === undefined ? {} : { dir }) });
+  const cluster = await startTestCluster({ components, ...clusterOptions, ...(dir === undefined ? {} : { dir }) });
   const driver = await startMockCsiDriver({ binary: components.mockCsiDriver, dir: cluster.dir, name: localDriverName });
   const admin = new AdminClient(cluster);
   await createIfAbsent(admin, "/apis/storage.k8s.io/v1/csinodes", {
@@ -30,6 +31,6 @@ export async function startLocalGround(dir: string | undefined): Promise<LocalGr
     metadata: { name: localNodeName },
     spec: { drivers: [{ name: localDriverName, nodeID: driver.nodeId }] },
   });
-  return { cluster, driver, admin };
+  return { cluster, components, driver, admin };
 }
 

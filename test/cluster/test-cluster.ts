@@ -30,6 +30,12 @@ export interface TestClusterOptions {
   readonly apiserverPort?: number;
   /** Extra kube-apiserver flags, appended after (and so overriding) the defaults. */
   readonly extraApiserverArgs?: readonly string[];
+  /**
+   * Keep the ServiceAccount admission plugin, which gives pods their token
+   * volume; only a ground with a node and the serviceaccount controller
+   * (which makes the service accounts it requires) wants it. Default false.
+   */
+  readonly serviceAccountAdmission?: boolean;
 }
 
 /** How long the components took to become ready, in ms from spawn. */
@@ -127,7 +133,7 @@ export class TestCluster implements AsyncDisposable {
    * tests' Pods run on first (see startKubeControllerManager). One per
    * cluster; stop() ends it before the apiserver.
    */
-  async startControllerManager(options: Pick<KubeControllerManagerOptions, "kubeApiQps" | "kubeApiBurst" | "startTimeoutMs"> = {}): Promise<KubeControllerManager> {
+  async startControllerManager(options: Pick<KubeControllerManagerOptions, "kubeApiQps" | "kubeApiBurst" | "startTimeoutMs" | "controllers" | "rootCaFile"> = {}): Promise<KubeControllerManager> {
     if (this.#controllerManager?.process.running === true) throw new Error("this test cluster already runs a kube-controller-manager");
     this.#controllerManager = await startKubeControllerManager({
       ...options,
@@ -237,9 +243,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
         `--service-account-key-file=${layout.serviceAccountPublicKey}`,
         `--service-account-signing-key-file=${layout.serviceAccountPrivateKey}`,
         "--service-cluster-ip-range=10.0.0.0/24",
-        // No controller-manager mints the default service-account tokens this
-        // plugin would wait for.
-        "--disable-admission-plugins=ServiceAccount",
+        // Without a node nothing runs pods, and no serviceaccount controller
+        // makes the service accounts this plugin requires of them.
+        ...(options.serviceAccountAdmission === true ? [] : ["--disable-admission-plugins=ServiceAccount"]),
         "--profiling=false",
         ...(options.extraApiserverArgs ?? []),
     ];

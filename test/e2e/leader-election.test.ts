@@ -7,6 +7,7 @@ import { freeLoopbackPorts } from "../cluster/free-ports";
 import { spawnManaged } from "../cluster/managed-process";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
+import { leaderElectionLeaseName } from "../../src/leader/lease-name";
 import { AttacherProcess, attacherBinary } from "./support/attacher-process";
 import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
 import { parseSamples } from "./support/prometheus-text";
@@ -57,21 +58,28 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
+interface ReplicaOptions {
+  /** The driver's socket. Default the shared driver's. */
+  readonly csiSocket?: string;
+  /** --feature-gates=ReleaseLeaderElectionOnExit=. Default true. */
+  readonly releaseOnExit?: boolean;
+}
+
 /** startReplica runs the attacher with leader election under its own hostname; the namespace comes from POD_NAMESPACE. */
-async function startReplica(hostname: string): Promise<AttacherProcess> {
+async function startReplica(hostname: string, options: ReplicaOptions = {}): Promise<AttacherProcess> {
   const { http } = await freeLoopbackPorts(["http"]);
   ports[hostname] = http;
   const flags = [
     `--http-endpoint=127.0.0.1:${http}`,
     `--kubeconfig=${cluster.kubeconfigPath}`,
-    `--csi-address=${driver.csiSocket}`,
+    `--csi-address=${options.csiSocket ?? driver.csiSocket}`,
     "-v=4",
     "--leader-election",
     `--leader-election-lease-duration=${leaseDurationMs}ms`,
     "--leader-election-renew-deadline=3s",
     `--leader-election-retry-period=${retryPeriodMs}ms`,
     "--leader-election-labels=app:csi-attacher,tier:storage",
-    "--feature-gates=ReleaseLeaderElectionOnExit=true",
+    `--feature-gates=ReleaseLeaderElectionOnExit=${options.releaseOnExit ?? true}`,
   ];
   const process = spawnManaged({
     name: hostname,
@@ -188,5 +196,138 @@ describe("leader election", () => {
     await admin.replace(leasePath, { ...lease, spec: { ...lease.spec, holderIdentity: "intruder", leaseDurationSeconds: 3600, acquireTime: now, renewTime: now } });
     expect(await third.process.exited).toBe(1);
     expect(third.log()).toContain('"Stopped leading"');
+  });
+});
+
+/**
+ * A pod deleted by the kubelet: its attacher gets SIGTERM and its driver
+ * stops too. Each replica here has a driver of its own (as each pod has),
+ * so one driver can go away with its replica. Kill-to-attach times are
+ * printed, not asserted: the rules are who holds the Lease when.
+ */
+describe("handing over on a clean shutdown", () => {
+  const handoverDriver = "handover.fake.csi.test";
+  const handoverLeasePath = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${leaderElectionLeaseName(handoverDriver)}`;
+  const handoverNode = "handover-node";
+  const drivers: Record<string, FakeCsiDriver> = {};
+  /** Signal-to-attached times, by whether the Lease was released. */
+  const killToAttachMs: { waitedOut?: number; released?: number } = {};
+
+  async function startHandoverReplica(hostname: string, releaseOnExit: boolean): Promise<AttacherProcess> {
+    const own = await launchFakeCsiDriver({ directory: mkdtempSync(join(dir, `${hostname}-`)), config: { name: handoverDriver } });
+    drivers[hostname] = own;
+    return startReplica(hostname, { csiSocket: own.csiSocket, releaseOnExit });
+  }
+
+  function handoverHolder(holder: string, timeoutMs = 30_000): Promise<LeaseJson | null> {
+    return admin.waitFor<LeaseJson>(handoverLeasePath, (lease) => lease?.spec?.holderIdentity === holder, timeoutMs);
+  }
+
+  async function createHandoverAttachment(name: string): Promise<void> {
+    await admin.create(paths.persistentVolumes, persistentVolume(`pv-${name}`, { driver: handoverDriver, volumeHandle: `vol-${name}` }));
+    await admin.create(paths.volumeAttachments, volumeAttachment(name, handoverDriver, handoverNode, `pv-${name}`));
+  }
+
+  function attached(name: string): Promise<VolumeAttachmentJson | null> {
+    return admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment(name), (va) => va?.status?.attached === true, 60_000);
+  }
+
+  afterAll(async () => {
+    for (const own of Object.values(drivers)) await own[Symbol.asyncDispose]();
+  });
+
+  let leader: AttacherProcess;
+  let standby: AttacherProcess;
+
+  it("without ReleaseLeaderElectionOnExit (upstream's default) leaves the Lease held on SIGTERM: the standby waits it out", async () => {
+    await admin.create(paths.csiNodes, csiNode(handoverNode, [{ name: handoverDriver, nodeID: `${handoverNode}-id` }]));
+    leader = await startHandoverReplica("handover-a", false);
+    await handoverHolder("handover-a");
+    await leader.waitForLog(/"Caches synced"/);
+    // The standby releases on exit: the next test stops it.
+    standby = await startHandoverReplica("handover-b", true);
+    await standby.waitForLog(/"Lock is held by another replica and has not yet expired"/);
+
+    process.kill(leader.process.pid, "SIGTERM");
+    const signalledAt = performance.now();
+    // Created once the leader is gone (idle, it leaves at once), so that only the next leader can attach it.
+    expect(await leader.process.exited).toBe(0);
+    await createHandoverAttachment("handover-waited-out");
+    expect(leader.log()).not.toContain("Released leader lease");
+    expect((await admin.get<LeaseJson>(handoverLeasePath)).spec?.holderIdentity).toBe("handover-a");
+    await attached("handover-waited-out");
+    killToAttachMs.waitedOut = performance.now() - signalledAt;
+    expect((await drivers["handover-b"]?.control.calls("ControllerPublishVolume"))?.length).toBe(1);
+  });
+
+  it("never gives the Lease back while a publish is in flight; once the driver is gone with the pod, exits 0 and releases it", async () => {
+    await handoverHolder("handover-b");
+    await standby.waitForLog(/"Caches synced"/);
+    leader = standby;
+    standby = await startHandoverReplica("handover-c", true);
+    await standby.waitForLog(/"Lock is held by another replica and has not yet expired"/);
+    const leaderDriver = drivers["handover-b"];
+    if (leaderDriver === undefined) throw new Error("handover-b has no driver");
+    await leaderDriver.control.script("ControllerPublishVolume", [{ hang: true, volumeId: "vol-handover-in-flight" }]);
+    await createHandoverAttachment("handover-in-flight");
+    await leaderDriver.control.waitForHung("ControllerPublishVolume", 1, { timeoutMs: 30_000 });
+
+    process.kill(leader.process.pid, "SIGTERM");
+    await leader.waitForLog(/"Received signal, shutting down"/);
+    // Draining, the leader goes on renewing: two renewals after the signal, still its own.
+    const signalled = await admin.get<LeaseJson>(handoverLeasePath);
+    let renewals = 0;
+    let lastRenew = signalled.spec?.renewTime;
+    await admin.waitFor<LeaseJson>(
+      handoverLeasePath,
+      (lease) => {
+        if (lease?.spec?.holderIdentity !== "handover-b") throw new Error(`the Lease went to ${JSON.stringify(lease?.spec?.holderIdentity)} while a publish was in flight`);
+        if (lease.spec.renewTime !== lastRenew) {
+          renewals++;
+          lastRenew = lease.spec.renewTime;
+        }
+        return renewals >= 2;
+      },
+      30_000,
+    );
+    expect(leader.log()).not.toContain("Released leader lease");
+    expect(standby.log()).not.toContain("Successfully acquired lease");
+
+    // The pod's driver stops too: the publish in flight fails, and only then is the Lease released.
+    await leaderDriver.kill();
+    expect(await leader.process.exited).toBe(0);
+    const exitedAt = performance.now();
+    expect(leader.log()).toMatch(/"CSI driver went away while shutting down"[\s\S]*"Released leader lease"/);
+    expect(leader.log()).not.toContain("Lost connection to CSI driver");
+    await handoverHolder("handover-c");
+    // Before the old lease would have expired, had it not been released.
+    expect(performance.now() - exitedAt).toBeLessThan(leaseDurationMs);
+    // The new leader's driver publishes what the old one could not.
+    await attached("handover-in-flight");
+    const publishes = (await drivers["handover-c"]?.control.calls("ControllerPublishVolume")) ?? [];
+    expect(publishes.map((call) => (call.request as { volumeId?: string }).volumeId)).toContain("vol-handover-in-flight");
+  });
+
+  it("with it, hands over on SIGTERM so that the standby leads before the old lease would have expired", async () => {
+    await standby.waitForLog(/"Caches synced"/);
+    leader = standby;
+    standby = await startHandoverReplica("handover-d", true);
+    await standby.waitForLog(/"Lock is held by another replica and has not yet expired"/);
+
+    process.kill(leader.process.pid, "SIGTERM");
+    const signalledAt = performance.now();
+    // Created once the leader is gone (idle, it leaves at once), so that only the next leader can attach it.
+    expect(await leader.process.exited).toBe(0);
+    await createHandoverAttachment("handover-released");
+    expect(leader.log()).toContain('"Released leader lease"');
+    await handoverHolder("handover-d");
+    expect(performance.now() - signalledAt).toBeLessThan(leaseDurationMs);
+    await attached("handover-released");
+    killToAttachMs.released = performance.now() - signalledAt;
+    const ms = (value: number | undefined) => (value === undefined ? "not measured" : `${Math.round(value)} ms`);
+    console.log(
+      `SIGTERM of the leader to the next VA attached (lease ${leaseDurationMs} ms, retry ${retryPeriodMs} ms): ` +
+        `${ms(killToAttachMs.waitedOut)} with the Lease waited out, ${ms(killToAttachMs.released)} with it released`,
+    );
   });
 });

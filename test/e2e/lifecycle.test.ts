@@ -59,28 +59,88 @@ describe("signals", () => {
   }
 });
 
+/**
+ * withDriverAndAttacher starts a fake driver and an attacher on it with the
+ * termination log a kubelet would mount (the kubelet creates the file; the
+ * attacher only writes into it), all named after `name`. Dispose to stop both.
+ */
+async function withDriverAndAttacher(name: string, args: readonly string[] = []) {
+  const dir = scratchDir(name);
+  const driverName = `${name}.fake.csi.test`;
+  const node = `${name}-node`;
+  const terminationLog = join(dir, "termination-log");
+  writeFileSync(terminationLog, "");
+  const driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
+  try {
+    await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
+    const attacher = await startAttacher({ kubeconfig: cluster.kubeconfigPath, csiAddress: driver.csiSocket, logDir: dir, args: [...args], env: { CSI_ATTACHER_TERMINATION_LOG: terminationLog } });
+    return {
+      driver,
+      attacher,
+      driverName,
+      node,
+      terminationLog,
+      /** attachOnce attaches one volume, so that a connection to the driver is open. */
+      async attachOnce(): Promise<void> {
+        await createAttachment(driverName, node, name);
+        await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment(name), (va) => va?.status?.attached === true);
+      },
+      async [Symbol.asyncDispose](): Promise<void> {
+        await attacher[Symbol.asyncDispose]();
+        await driver[Symbol.asyncDispose]();
+      },
+    };
+  } catch (e: unknown) {
+    await driver[Symbol.asyncDispose]();
+    throw e;
+  }
+}
+
+describe("the driver stopping with the pod", () => {
+  // Deleting a pod, the kubelet signals the attacher and its driver together;
+  // on a real node the driver was often gone first (issue 27, point 6).
+  it("on SIGTERM, takes the driver going away during the drain as part of the shutdown: the call in flight fails, exit 0, no 'Lost connection'", async () => {
+    // A long --timeout: the held publish must outlive the signal without timing out.
+    await using ground = await withDriverAndAttacher("drain-stop", ["--timeout=2m"]);
+    const { driver, attacher } = ground;
+    const name = "drain-stop-in-flight";
+    await driver.control.script("ControllerPublishVolume", [{ hang: true, volumeId: `vol-${name}` }]);
+    await createAttachment(ground.driverName, ground.node, name);
+    await driver.control.waitForHung("ControllerPublishVolume", 1, { timeoutMs: 30_000 });
+
+    process.kill(attacher.process.pid, "SIGTERM");
+    await attacher.waitForLog(/"Received signal, shutting down"/);
+    await driver.kill();
+
+    expect(await attacher.process.exited).toBe(0);
+    expect(attacher.log()).toMatch(/^I.*"CSI driver went away while shutting down"/m);
+    expect(attacher.log()).not.toContain("Lost connection to CSI driver");
+    expect(readFileSync(ground.terminationLog, "utf8")).toBe("");
+    // The publish never answered: nothing claims the volume is attached.
+    expect((await admin.get<VolumeAttachmentJson>(paths.volumeAttachment(name))).status?.attached).not.toBe(true);
+  });
+
+  it("takes a driver gone just before the SIGTERM (within the signals' spread) as part of the shutdown too", async () => {
+    await using ground = await withDriverAndAttacher("stops-first");
+    await ground.attachOnce();
+    await ground.driver.kill();
+    // The loss is seen first; the signal follows, as the kubelet's to the attacher can.
+    await ground.attacher.waitForLog(/"CSI driver connection lost, waiting for a stop signal that may come with it"/);
+    process.kill(ground.attacher.process.pid, "SIGTERM");
+
+    expect(await ground.attacher.process.exited).toBe(0);
+    expect(ground.attacher.log()).not.toContain("Lost connection to CSI driver");
+    expect(readFileSync(ground.terminationLog, "utf8")).toBe("");
+  });
+});
+
 describe("losing the driver", () => {
   it("writes 'Lost connection to CSI driver, exiting' to the termination log and exits 1", async () => {
-    const dir = scratchDir("termination-log");
-    const driverName = "terminated.fake.csi.test";
-    const node = "terminated-node";
-    // The kubelet creates the file it mounts; the attacher only writes into it.
-    const terminationLog = join(dir, "termination-log");
-    writeFileSync(terminationLog, "");
-    await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
-    await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: `${node}-id` }]));
-    await using attacher = await startAttacher({
-      kubeconfig: cluster.kubeconfigPath,
-      csiAddress: driver.csiSocket,
-      logDir: dir,
-      env: { CSI_ATTACHER_TERMINATION_LOG: terminationLog },
-    });
-    // Attach once so that a connection to the driver is open.
-    await createAttachment(driverName, node, "terminated");
-    await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("terminated"), (va) => va?.status?.attached === true);
-    await driver.kill();
-    expect(await attacher.process.exited).toBe(1);
-    expect(readFileSync(terminationLog, "utf8")).toBe("Lost connection to CSI driver, exiting\n");
+    await using ground = await withDriverAndAttacher("terminated");
+    await ground.attachOnce();
+    await ground.driver.kill();
+    expect(await ground.attacher.process.exited).toBe(1);
+    expect(readFileSync(ground.terminationLog, "utf8")).toBe("Lost connection to CSI driver, exiting\n");
   });
 });
 

@@ -213,7 +213,7 @@ describe("the image under runc, as deploy/kubernetes/deployment.yaml runs it", (
     expect({ oomKills: memory.oomKills, running: attacher.process.running, withinLimit: memory.maxUsageBytes <= memory.limitBytes }).toEqual({ oomKills: 0, running: true, withinLimit: true });
   });
 
-  it("exits 0 on SIGTERM within the pod's termination grace period", async () => {
+  it("exits 0 on SIGTERM within the pod's termination grace period, which covers the drain it announces", async () => {
     if (attacher === undefined) throw new Error("the attacher container did not start");
     const started = performance.now();
     attacher.kill("TERM");
@@ -225,6 +225,10 @@ describe("the image under runc, as deploy/kubernetes/deployment.yaml runs it", (
     clearTimeout(timer);
     const tookMs = performance.now() - started;
     expect({ outcome, withinGrace: tookMs < spec.gracePeriodMs }).toEqual({ outcome: 0, withinGrace: true });
+    // Idle, it left at once; busy, it drains for as long as it announced. The
+    // kubelet must not kill it before: the manifest's grace period covers that.
+    const drainMs = Number(/"Received signal, shutting down".*drainTimeout="(\d+)ms"/.exec(attacher.log())?.[1]);
+    expect({ drainMs, coveredByGrace: drainMs < spec.gracePeriodMs }).toEqual({ drainMs: expect.any(Number), coveredByGrace: true });
     attacher.delete();
     expect(Bun.spawnSync(["runc", "state", attacher.id], { stdout: "ignore", stderr: "ignore" }).exitCode).not.toBe(0);
   });

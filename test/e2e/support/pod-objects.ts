@@ -72,6 +72,19 @@ export function podOnNode(name: string, nodeName: string, claimNames: readonly s
   };
 }
 
+/** claimingPod is a Pod for the scheduler to place, running `image` (on the node already, never pulled) with the claim mounted at /data. */
+export function claimingPod(name: string, image: string, claimName: string) {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    spec: {
+      containers: [{ name: "app", image, imagePullPolicy: "Never", volumeMounts: [{ name: "data", mountPath: "/data" }] }],
+      volumes: [{ name: "data", persistentVolumeClaim: { claimName } }],
+    },
+  };
+}
+
 /**
  * attachmentName is the VolumeAttachment name the attach/detach controller
  * gives a CSI volume on a node: `csi-` + hex SHA-256 of handle, driver and

@@ -110,7 +110,7 @@ describe("leader elector loop", () => {
     expect(lease.record).toMatchObject({ holderIdentity: "me", leaseTransitions: 8 });
   });
 
-  it("on stop lets the work finish under a renewed lease, then releases it", async () => {
+  it("on stop lets the work finish under a renewed lease, however long past the lease duration it drains, then releases it once", async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
     const le = elector(lease, clock, true);
@@ -120,13 +120,51 @@ describe("leader elector loop", () => {
     await settle();
     stop.abort();
     const writesBefore = lease.writes.length;
-    await advance(clock, 2_000);
+    await advance(clock, 12_000);
     expect(lease.writes.length).toBeGreaterThan(writesBefore);
-    expect(lease.record?.holderIdentity).toBe("me");
+    expect(lease.writes.every((record) => record.holderIdentity === "me")).toBe(true);
+    expect(run.value()).toBeUndefined();
     finishWork();
     await advance(clock, 100);
     expect(run.value()).toBe("stopped");
     expect(lease.record).toMatchObject({ holderIdentity: "", leaseDurationSeconds: 1 });
+    expect(lease.writes.filter((record) => record.holderIdentity === "")).toHaveLength(1);
     expect(le.isLeader()).toBe(false);
+  });
+
+  it("keeps the lease (no release) when the work fails instead of finishing", async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const le = elector(lease, clock, true);
+    const stop = new AbortController();
+    let failWork = () => {};
+    const run = le.run(stop.signal, () => new Promise<void>((_resolve, reject) => (failWork = () => reject(new Error("worker crashed")))));
+    const outcome = run.then(
+      () => "resolved",
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    );
+    await settle();
+    stop.abort();
+    failWork();
+    await advance(clock, 100);
+    expect(await outcome).toBe("worker crashed");
+    expect(lease.record?.holderIdentity).toBe("me");
+  });
+
+  it("never releases a lease it lost: another replica may hold it by then", async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const le = elector(lease, clock, true);
+    const stop = new AbortController();
+    const run = track(le.run(stop.signal, () => new Promise<void>(() => {})));
+    await settle();
+    lease.failWrites = true;
+    await advance(clock, 4_500);
+    expect(run.value()).toBe("lost");
+    lease.failWrites = false;
+    const writes = lease.writes.length;
+    stop.abort();
+    await advance(clock, 2_000);
+    expect(lease.writes.length).toBe(writes);
   });
 });

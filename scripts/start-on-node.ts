@@ -1,0 +1,72 @@
+/**
+ * `bun run start --with-node`: the Deployment as operators apply it, run by
+ * a real kubelet and containerd on the test ground made a node
+ * (test/cluster/node), with a demo Pod whose volume the attacher attaches.
+ * Needs root and Debian's containerd, iptables and containernetworking-plugins;
+ * a fresh cluster each time (the node's state does not survive it).
+ */
+import { $ } from "bun";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { AdminClient } from "../test/cluster/admin-client";
+import { ensureComponents } from "../test/cluster/components";
+import { mockDriverDeployment } from "../test/cluster/node/mock-driver-deployment";
+import { nodeClusterOptions, nodeImages, startNodeGround } from "../test/cluster/node/node-ground";
+import { startNodePlugin } from "../test/cluster/node/node-plugin";
+import { nodeGroundProblem } from "../test/cluster/node/node-prerequisites";
+import { startTestCluster } from "../test/cluster/test-cluster";
+import { applyObjects } from "../test/e2e/support/apply-manifest";
+import { persistentVolume } from "../test/e2e/support/objects";
+import { attachRequiredCsiDriver, claimFor, claimingPod, podPaths } from "../test/e2e/support/pod-objects";
+import { readRbacManifest } from "../test/e2e/support/rbac-manifest";
+
+const root = join(import.meta.dir, "..");
+const archive = join(root, "dist/csi-attacher-image.tar");
+const driverName = "node-ground.csi.test";
+
+/** runOnNode brings the node up, runs the Deployment and a demo Pod on it, and waits for Ctrl-C. */
+export async function runOnNode(): Promise<number> {
+  const problem = nodeGroundProblem();
+  if (problem !== undefined) {
+    console.error(problem);
+    return 1;
+  }
+  if (!existsSync(archive)) {
+    console.log(`${archive} is missing: building it (bun run image, about a minute)`);
+    await $`bun run ${join(root, "scripts/image.ts")}`;
+  }
+  const components = await ensureComponents();
+  const cluster = await startTestCluster({ components, ...nodeClusterOptions });
+  const admin = new AdminClient(cluster);
+  const node = await startNodeGround({ cluster, components });
+  node.containerd.importImage(archive);
+  await applyObjects(admin, readRbacManifest());
+  const deployment = mockDriverDeployment(driverName);
+  await applyObjects(admin, [deployment]);
+  const namespace = deployment.metadata?.namespace ?? "default";
+  await startNodePlugin({ binary: components.mockCsiDriver, driverName, nodeName: node.nodeName, admin, logDir: join(cluster.dir, "node") });
+  await admin.create(podPaths.csiDrivers, attachRequiredCsiDriver(driverName));
+  await admin.create("/api/v1/persistentvolumes", persistentVolume("demo-pv", { driver: driverName, volumeHandle: "1" }));
+  await admin.create(podPaths.claims(namespace), claimFor("demo-claim", "demo-pv"));
+  await admin.create(podPaths.pods(namespace), claimingPod("demo-pod", nodeImages.pause, "demo-claim"));
+  const kubectl = `kubectl --kubeconfig=${cluster.kubeconfigPath} -n ${namespace}`;
+  console.log(
+    [
+      "",
+      `node ${node.nodeName} up (kubelet, containerd, kube-scheduler, kube-controller-manager); state in ${cluster.dir}`,
+      "  deploy/kubernetes/rbac.yaml and deployment.yaml applied (csi-driver: Kubernetes' mock driver), the image imported from dist/csi-attacher-image.tar",
+      "  demo: Pod demo-pod with claim demo-claim (PersistentVolume demo-pv of the mock driver)",
+      "watch it:",
+      `  ${kubectl} get pods -o wide -w                      # two attacher replicas, then demo-pod Running`,
+      `  ${kubectl} logs -f deployment/csi-attacher -c csi-attacher`,
+      `  ${kubectl} get lease -o custom-columns=NAME:.metadata.name,HOLDER:.spec.holderIdentity`,
+      `  ${kubectl} get volumeattachments`,
+      "try:",
+      `  ${kubectl} delete pod demo-pod                         # the volume detaches`,
+      `  ${kubectl} delete pod <the Lease holder>                # the other replica takes over in seconds`,
+      "Ctrl-C stops everything and removes the node's host paths.",
+    ].join("\n"),
+  );
+  // Ctrl-C stops the processes (managed-process) and the node's exit hook cleans the host up.
+  return new Promise<number>(() => {});
+}

@@ -1,0 +1,3 @@
+module local.test/pause
+
+go 1.22
