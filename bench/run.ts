@@ -15,13 +15,14 @@ import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/cluster/components";
 import type { AttacherBinary, AttacherKind } from "./lib/attacher-under-test";
 import { BenchContext } from "./lib/bench-context";
+import { BenchMonitoring } from "./lib/bench-monitoring";
 import { buildGoAttacher } from "./lib/go-attacher-build";
 import { createForeignPvs, startBenchGround } from "./lib/bench-ground";
 import { commandOutput, hostFacts } from "./lib/machine-facts";
 import { note, progress } from "./lib/progress";
 import { summarizeLimit } from "./lib/limit-ratios";
 import { summarizeWithFloor } from "./lib/floor-ratios";
-import type { BenchResults, LimitRun, MetricSpec, RunResult, ScenarioResult } from "./lib/results";
+import type { BenchResults, LimitRun, MetricSpec, MonitoringPictures, RunResult, ScenarioResult } from "./lib/results";
 import { VaWatch } from "./lib/va-watch";
 import { defaultScale, modes, type ModeName } from "./modes";
 import { renderHtml } from "./report/render-html";
@@ -180,6 +181,10 @@ const ground = await startBenchGround(driverKind, driverLatencyMs, components.mo
 const watch = await VaWatch.start(ground.cluster);
 const ctx = new BenchContext(ground, watch, verbosity);
 const scenarios: ScenarioResult[] = [];
+/** The dashboard's main panels over the throughput scenario, once drawn. */
+let monitoring: MonitoringPictures | undefined;
+/** The panels' SVG files go beside the report, in <stem>-panels/. */
+const panelsDir = `${basename(reportStem)}-panels`;
 let failures = 0;
 const oursHonoursQps = readFileSync(join(repoRoot, "src/main.ts"), "utf8").includes("createApiThrottle");
 const qpsNote = oursHonoursQps ? [] : ["ours does not honour --kube-api-qps/--kube-api-burst yet (no client-side rate limiter on this branch): it ran unthrottled while Go ran at the given limits"];
@@ -236,6 +241,30 @@ async function runScenario(
 }
 
 /**
+ * runThroughputCells runs the throughput matrix (scenario 1, with the bare
+ * limit client next to each high-limit cell); with a scraper, each attacher
+ * exports its metrics where that Prometheus scrapes its kind.
+ */
+async function runThroughputCells(scraper: BenchMonitoring | undefined): Promise<void> {
+  for (const params of mode.throughput) {
+    const limited = params.qps <= 5;
+    // The bare client is not throttled: next to a cell at upstream's
+    // default limits it would measure the throttle, not the machine.
+    const withLimit = wanted("limit") && !limited;
+    if (!wanted("throughput") && !withLimit) continue;
+    await runScenario(
+      `throughput-w${params.workers}-q${params.qps}`,
+      `Throughput, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
+      { ...params, driverLatencyMs, driver: driverKind },
+      throughputMetrics,
+      [...(limited ? qpsNote : []), ...(scraper === undefined ? [] : ["both attachers ran with --http-endpoint, scraped by Prometheus every second (the dashboard's panels below)"])],
+      (b, r) => runThroughput(ctx, b, r, params, scraper?.endpointArgs(b.kind)),
+      { attachers: wanted("throughput"), ...(withLimit ? { limit: (r: number) => runLimit(ctx, r, params) } : {}) },
+    );
+  }
+}
+
+/**
  * writeReport writes the report of what has finished so far; the scale
  * scenario calls it after each N too, so a run stopped during a large N
  * keeps the smaller ones.
@@ -257,8 +286,13 @@ function writeReport(): BenchResults {
       wallSeconds: Math.round((performance.now() - wallStart) / 1000),
     },
     scenarios,
+    ...(monitoring === undefined ? {} : { monitoring }),
   };
   mkdirSync(outDir, { recursive: true });
+  if (monitoring !== undefined) {
+    mkdirSync(join(outDir, panelsDir), { recursive: true });
+    for (const panel of monitoring.panels) writeFileSync(join(outDir, panel.file), panel.svg);
+  }
   writeFileSync(`${reportStem}.json`, `${JSON.stringify(results, null, 1)}\n`);
   writeFileSync(`${reportStem}.html`, renderHtml(results));
   writeFileSync(`${reportStem}.md`, renderMarkdown(results, `${reportStem.split("/").pop() ?? "report"}.html`));
@@ -286,21 +320,18 @@ try {
     );
   }
   if (wanted("throughput") || wanted("limit")) {
-    for (const params of mode.throughput) {
-      const limited = params.qps <= 5;
-      // The bare client is not throttled: next to a cell at upstream's
-      // default limits it would measure the throttle, not the machine.
-      const withLimit = wanted("limit") && !limited;
-      if (!wanted("throughput") && !withLimit) continue;
-      await runScenario(
-        `throughput-w${params.workers}-q${params.qps}`,
-        `Throughput, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
-        { ...params, driverLatencyMs, driver: driverKind },
-        throughputMetrics,
-        limited ? qpsNote : [],
-        (b, r) => runThroughput(ctx, b, r, params),
-        { attachers: wanted("throughput"), ...(withLimit ? { limit: (r: number) => runLimit(ctx, r, params) } : {}) },
-      );
+    // Scraped by a real Prometheus, for the dashboard's pictures; the
+    // bare limit client exports nothing.
+    const scraper = wanted("throughput") && mode.dashboardPanels === true ? await BenchMonitoring.start(components.prometheus, kinds) : undefined;
+    try {
+      await runThroughputCells(scraper);
+      if (scraper !== undefined) {
+        progress("throughput: querying the dashboard's panels", true);
+        monitoring = await scraper.pictures("throughput", panelsDir);
+        if (monitoring.empty.length > 0) note(`dashboard panels with no data over the throughput scenario: ${monitoring.empty.join(", ")}`);
+      }
+    } finally {
+      await scraper?.[Symbol.asyncDispose]();
     }
   }
   if (wanted("cold-start") && mode.coldStart !== undefined) {

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freeLoopbackPorts } from "../../cluster/free-ports";
-import { spawnManaged, waitForCondition, type ManagedProcess } from "../../cluster/managed-process";
+import { freeLoopbackPorts } from "./free-ports";
+import { spawnManaged, waitForCondition, type ManagedProcess } from "./managed-process";
 
 /** One scrape target of the static config, with the labels Kubernetes service discovery would give it. */
 export interface ScrapeTarget {
