@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { dashboardRows } from "../../scripts/monitoring/dashboard";
 import { panelPicture, pictureFile, picturedPanels, type QueriedTarget } from "../../scripts/monitoring/panel-picture";
 import { freeLoopbackPorts } from "../../test/cluster/free-ports";
+import { waitForCondition } from "../../test/cluster/managed-process";
 import { PrometheusServer } from "../../test/cluster/prometheus-server";
 import type { AttacherKind } from "./attacher-under-test";
 import { benchDriverName } from "./bench-ground";
@@ -40,7 +41,8 @@ export class BenchMonitoring implements AsyncDisposable {
    * start runs Prometheus on a static config naming one loopback port per
    * attacher kind, labelled pod="ours" and pod="go" so the panels' $pod
    * variable tells them apart. A kind is down while the other runs: the
-   * panels show a gap there, as Grafana does.
+   * panels show a gap there, as Grafana does. Returns once Prometheus has
+   * tried every port, so the first run is scraped from its start.
    */
   static async start(binary: string, kinds: readonly ScrapedKind[]): Promise<BenchMonitoring> {
     const dir = mkdtempSync(join(tmpdir(), "bench-prometheus-"));
@@ -52,6 +54,7 @@ export class BenchMonitoring implements AsyncDisposable {
       // The pictures need no alerts.
       rules: "groups: []\n",
     });
+    await waitForCondition(async () => (await prometheus.targetsTried()) === kinds.length, { description: "Prometheus scraping both ports", timeoutMs: 30_000, intervalMs: 250 });
     return new BenchMonitoring(prometheus, dir, ports, kinds, Date.now() / 1000);
   }
 
@@ -64,7 +67,8 @@ export class BenchMonitoring implements AsyncDisposable {
    * pictures runs every target of the main panels over the time since
    * start, with the dashboard's variables filled in (the bench's driver,
    * both pods), and draws each panel. A panel whose queries returned no
-   * number is named in `empty` and drawn all the same.
+   * number (no errors, no leader election in the bench) is named in
+   * `empty` and not drawn.
    */
   async pictures(scenario: string, fileDir: string): Promise<MonitoringPictures> {
     const end = Date.now() / 1000;
@@ -78,7 +82,10 @@ export class BenchMonitoring implements AsyncDisposable {
       for (const target of panel.targets.filter((one) => one.source === "both" || one.source === "ours")) {
         queried.push({ legendFormat: target.legendFormat, series: await this.prometheus.queryRange(fill(target.expr), this.startedAt, end, 1) });
       }
-      if (!queried.some((target) => target.series.some((series) => series.values.some(([, value]) => Number.isFinite(Number(value)))))) empty.push(panel.title);
+      if (!queried.some((target) => target.series.some((series) => series.values.some(([, value]) => Number.isFinite(Number(value)))))) {
+        empty.push(panel.title);
+        continue;
+      }
       pictures.push({ title: panel.title, file: join(fileDir, pictureFile(panel.title)), svg: panelPicture(panel.title, panel.unit, queried, this.startedAt) });
     }
     return {
