@@ -257,7 +257,7 @@ async function runThroughputCells(scraper: BenchMonitoring | undefined): Promise
       `Throughput, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
       { ...params, driverLatencyMs, driver: driverKind },
       throughputMetrics,
-      [...(limited ? qpsNote : []), ...(scraper === undefined ? [] : ["both attachers ran with --http-endpoint, scraped by Prometheus every second (the dashboard's panels below)"])],
+      [...(limited ? qpsNote : []), ...(scraper === undefined ? [] : ["both attachers ran with --http-endpoint, scraped by Prometheus every second for the dashboard's panels in this report"])],
       (b, r) => runThroughput(ctx, b, r, params, scraper?.endpointArgs(b.kind)),
       { attachers: wanted("throughput"), ...(withLimit ? { limit: (r: number) => runLimit(ctx, r, params) } : {}) },
     );
