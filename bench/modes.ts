@@ -38,6 +38,8 @@ export interface Mode {
   /** Ours, Go and the bare floor client: idle memory, then one cycle of N VAs. */
   readonly floor?: ThroughputParams;
   readonly pods?: PodsParams;
+  /** A Prometheus scrapes both attachers through the throughput scenario; the report draws the dashboard's main panels over it. */
+  readonly dashboardPanels?: boolean;
 }
 
 /**
@@ -77,6 +79,7 @@ export const modes: Record<ModeName, Mode> = {
     containerLimit: [containerLimitCell(30), containerLimitCell(300), containerLimitCell(1000)],
     floor: { volumes: 1000, workers: 10, ...highLimits },
     pods: { pods: 200, workers: 10, ...highLimits, ...controllerLimits },
+    dashboardPanels: true,
   },
   quick: {
     rounds: 2,
@@ -92,6 +95,7 @@ export const modes: Record<ModeName, Mode> = {
     containerLimit: [{ volumes: 100, workers: 10, stepMiB: 16, ...highLimits }],
     floor: { volumes: 200, workers: 10, ...highLimits },
     pods: { pods: 50, workers: 10, ...highLimits, ...controllerLimits },
+    dashboardPanels: true,
   },
   smoke: {
     rounds: 1,
@@ -104,5 +108,6 @@ export const modes: Record<ModeName, Mode> = {
     containerLimit: [{ volumes: 10, workers: 10, stepMiB: 32, ...highLimits }],
     floor: { volumes: 10, workers: 10, ...highLimits },
     pods: { pods: 4, workers: 10, ...highLimits, ...controllerLimits },
+    // No Prometheus: its start and the panels' queries would add seconds to CI's run.
   },
 };

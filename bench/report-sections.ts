@@ -6,10 +6,11 @@
 import { readFileSync } from "node:fs";
 import type { AttacherBinary, AttacherKind } from "./lib/attacher-under-test";
 import type { BenchContext } from "./lib/bench-context";
+import { BenchMonitoring } from "./lib/bench-monitoring";
 import { createForeignPvs, type BenchGround, type DriverKind } from "./lib/bench-ground";
 import type { FloorBinaries } from "./lib/floor-build";
 import { note, progress } from "./lib/progress";
-import type { LimitRun, MetricSpec, RunResult } from "./lib/results";
+import type { LimitRun, MetricSpec, MonitoringPictures, RunResult } from "./lib/results";
 import { ScaleObjects } from "./lib/scale-objects";
 import type { Mode } from "./modes";
 import { coldStartMetrics, runColdStart } from "./scenarios/cold-start";
@@ -58,6 +59,12 @@ export interface BenchRun {
   readonly scaleParams: ScaleParams | undefined;
   /** The container-limit cells: the mode's, or --container-limit-n's. */
   readonly containerLimitParams: readonly ContainerLimitParams[] | undefined;
+  /** Which attachers run (--kinds). */
+  readonly kinds: readonly ("ours" | "go")[];
+  /** The Prometheus server binary, for the dashboard's panels. */
+  readonly prometheus: string;
+  /** Where the panels' SVG files go, relative to the report's folder. */
+  readonly panelsDir: string;
   /** Writes the report of what has finished so far. */
   readonly writeReport: () => void;
 }
@@ -89,10 +96,33 @@ async function floorSection(run: BenchRun): Promise<void> {
   );
 }
 
-/** One cell per throughput setting, with the bare client's limit beside it where asked. */
-async function throughputSection(run: BenchRun): Promise<void> {
+/**
+ * One cell per throughput setting, with the bare client's limit beside it
+ * where asked; where the mode draws the dashboard's panels, a real
+ * Prometheus scrapes both attachers through it (the bare limit client
+ * exports nothing).
+ */
+async function throughputSection(run: BenchRun): Promise<SectionExtras | undefined> {
+  const { wanted } = run;
+  if (!wanted("throughput") && !wanted("limit")) return undefined;
+  const scraper = wanted("throughput") && run.mode.dashboardPanels === true ? await BenchMonitoring.start(run.prometheus, run.kinds) : undefined;
+  try {
+    await runThroughputCells(run, scraper);
+    if (scraper !== undefined) {
+      progress("throughput: querying the dashboard's panels", true);
+      const monitoring = await scraper.pictures("throughput", run.panelsDir);
+      if (monitoring.empty.length > 0) note(`dashboard panels with no data over the throughput scenario: ${monitoring.empty.join(", ")}`);
+      return { monitoring };
+    }
+    return undefined;
+  } finally {
+    await scraper?.[Symbol.asyncDispose]();
+  }
+}
+
+/** runThroughputCells runs the throughput matrix; with a scraper, each attacher exports its metrics where that Prometheus scrapes its kind. */
+async function runThroughputCells(run: BenchRun, scraper: BenchMonitoring | undefined): Promise<void> {
   const { ctx, wanted, driverLatencyMs } = run;
-  if (!wanted("throughput") && !wanted("limit")) return;
   for (const params of run.mode.throughput) {
     const limited = params.qps <= 5;
     // The bare client is not throttled: next to a cell at upstream's
@@ -104,8 +134,8 @@ async function throughputSection(run: BenchRun): Promise<void> {
       `Throughput, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
       { ...params, driverLatencyMs, driver: run.driverKind },
       throughputMetrics,
-      limited ? run.qpsNote : [],
-      (b, r) => runThroughput(ctx, b, r, params),
+      [...(limited ? run.qpsNote : []), ...(scraper === undefined ? [] : ["both attachers ran with --http-endpoint, scraped by Prometheus every second for the dashboard's panels in this report"])],
+      (b, r) => runThroughput(ctx, b, r, params, scraper?.endpointArgs(b.kind)),
       { attachers: wanted("throughput"), ...(withLimit ? { limit: (r: number) => runLimit(ctx, r, params) } : {}) },
     );
   }
@@ -225,8 +255,13 @@ async function scaleSection(run: BenchRun): Promise<void> {
   }
 }
 
+/** SectionExtras is what a section adds to the report beside its cells: the throughput section's dashboard panels. */
+export interface SectionExtras {
+  readonly monitoring?: MonitoringPictures;
+}
+
 /** reportSections are the report's sections in the order they run. */
-export const reportSections: readonly ((run: BenchRun) => Promise<void>)[] = [
+export const reportSections: readonly ((run: BenchRun) => Promise<SectionExtras | undefined | void>)[] = [
   idleSection,
   floorSection,
   throughputSection,

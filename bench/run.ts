@@ -22,7 +22,7 @@ import { commandOutput, hostFacts } from "./lib/machine-facts";
 import { note, progress } from "./lib/progress";
 import { summarizeLimit } from "./lib/limit-ratios";
 import { summarizeWithFloor } from "./lib/floor-ratios";
-import type { BenchResults, LimitRun, RunResult, ScenarioResult } from "./lib/results";
+import type { BenchResults, LimitRun, MonitoringPictures, RunResult, ScenarioResult } from "./lib/results";
 import { VaWatch } from "./lib/va-watch";
 import { reportSections, type BenchRun, type RunScenario } from "./report-sections";
 import { containerLimitCell, defaultScale, modes, type ModeName } from "./modes";
@@ -250,17 +250,45 @@ function machineFacts(): BenchResults["machine"] {
  * keeps the smaller ones.
  */
 function writeReport(): BenchResults {
-  const results: BenchResults = { machine: machineFacts(), scenarios };
+  const results: BenchResults = { machine: machineFacts(), scenarios, ...(monitoring === undefined ? {} : { monitoring }) };
   mkdirSync(outDir, { recursive: true });
+  if (monitoring !== undefined) {
+    mkdirSync(join(outDir, panelsDir), { recursive: true });
+    for (const panel of monitoring.panels) writeFileSync(join(outDir, panel.file), panel.svg);
+  }
   writeFileSync(`${reportStem}.json`, `${JSON.stringify(results, null, 1)}\n`);
   writeFileSync(`${reportStem}.html`, renderHtml(results));
   writeFileSync(`${reportStem}.md`, renderMarkdown(results, `${reportStem.split("/").pop() ?? "report"}.html`));
   return results;
 }
 
-const run: BenchRun = { ctx, ground, mode, wanted, runScenario, driverKind, driverLatencyMs, qpsNote, binaries, floor, scaleParams, containerLimitParams, writeReport };
+/** The dashboard's main panels over the throughput scenario, once drawn. */
+let monitoring: MonitoringPictures | undefined;
+/** The panels' SVG files go beside the report, in <stem>-panels/. */
+const panelsDir = `${basename(reportStem)}-panels`;
+const run: BenchRun = {
+  ctx,
+  ground,
+  mode,
+  wanted,
+  runScenario,
+  driverKind,
+  driverLatencyMs,
+  qpsNote,
+  binaries,
+  floor,
+  scaleParams,
+  containerLimitParams,
+  kinds,
+  prometheus: components.prometheus,
+  panelsDir,
+  writeReport,
+};
 try {
-  for (const section of reportSections) await section(run);
+  for (const section of reportSections) {
+    const extras = await section(run);
+    if (extras?.monitoring !== undefined) monitoring = extras.monitoring;
+  }
 } finally {
   await watch.stop();
   await ground.stop();

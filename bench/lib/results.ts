@@ -54,6 +54,25 @@ export interface ScenarioResult {
   readonly limitRuns?: readonly LimitRun[];
 }
 
+/** A dashboard panel drawn from a real Prometheus's answers over a scenario. */
+export interface PanelPictureRecord {
+  readonly title: string;
+  /** Where the report writes the SVG, relative to the report's directory. */
+  readonly file: string;
+  readonly svg: string;
+}
+
+/** MonitoringPictures are the dashboard's main panels over one scenario (bench/lib/bench-monitoring.ts). */
+export interface MonitoringPictures {
+  /** The scenario's id prefix, e.g. "throughput". */
+  readonly scenario: string;
+  /** How the series were scraped and queried. */
+  readonly description: string;
+  readonly panels: readonly PanelPictureRecord[];
+  /** Panels whose queries returned no number over the scenario. */
+  readonly empty: readonly string[];
+}
+
 /** MachineFacts describe where the numbers came from. */
 export interface MachineFacts {
   readonly date: string;
@@ -80,4 +99,6 @@ export interface MachineFacts {
 export interface BenchResults {
   readonly machine: MachineFacts;
   readonly scenarios: readonly ScenarioResult[];
+  /** The dashboard over the throughput scenario, where the mode draws it. */
+  readonly monitoring?: MonitoringPictures;
 }

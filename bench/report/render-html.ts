@@ -45,6 +45,16 @@ ${notes === "" ? "" : `<ul class="notes">${notes}</ul>`}
 <div class="charts">${charts.join("\n")}</div></section>`;
 }
 
+/** dashboardSection shows the dashboard's main panels over the throughput scenario, when the run drew them. */
+function dashboardSection(results: BenchResults): string {
+  const monitoring = results.monitoring;
+  if (monitoring === undefined) return "";
+  const empty = monitoring.empty.length === 0 ? "" : ` No data over this run: ${escapeXml(monitoring.empty.join(", "))}.`;
+  return `<section><h2>The dashboard over the ${escapeXml(monitoring.scenario)} scenario</h2>
+<p>The main panels of deploy/monitoring/dashboard.json, drawn from the same queries without Grafana. ${escapeXml(monitoring.description)}${empty}</p>
+<div class="charts">${monitoring.panels.map((panel) => panel.svg).join("\n")}</div></section>`;
+}
+
 export function renderHtml(results: BenchResults): string {
   const facts = machineLines(results).map(([k, v]) => `<tr><th>${escapeXml(k)}</th><td>${escapeXml(v)}</td></tr>`).join("");
   const ratioRows = results.scenarios
@@ -88,6 +98,7 @@ ${limitTable}
 ${floorTable}
 ${scaleChartsHtml(results)}
 ${results.scenarios.map(scenarioSection).join("\n")}
+${dashboardSection(results)}
 </body></html>
 `;
 }

@@ -97,6 +97,12 @@ export function renderMarkdown(results: BenchResults, htmlName: string): string 
     lines.push("| scenario | metric | ours | Go | floor | ours/Go | ours/floor |", "|---|---|---:|---:|---:|---:|---:|");
     for (const row of floors) lines.push(`| ${row.title} | ${row.metric} (${row.unit}) | ${formatNumber(row.ours)} | ${formatNumber(row.go)} | ${formatNumber(row.floor)} | ${formatNumber(row.ratio)} | ${formatNumber(row.oursOverFloor)} |`);
   }
+  const monitoring = results.monitoring;
+  if (monitoring !== undefined) {
+    lines.push("", `The dashboard's main panels over the ${monitoring.scenario} scenario (deploy/monitoring/dashboard.json's queries, drawn without Grafana). ${monitoring.description}`, "");
+    if (monitoring.empty.length > 0) lines.push(`No data over this run: ${monitoring.empty.join(", ")}.`, "");
+    for (const panel of monitoring.panels) lines.push(`![${panel.title}](${panel.file})`);
+  }
   const notes = results.scenarios.flatMap((s) => s.notes.map((n) => `- ${s.title}: ${n}`));
   if (notes.length > 0) lines.push("", "Notes:", "", ...notes);
   lines.push("");

@@ -22,12 +22,16 @@ export const throughputMetrics: readonly MetricSpec[] = [
   { name: "readyMs", unit: "ms", better: "lower", description: "exec to ready (no VAs waiting)" },
 ];
 
-/** runThroughput runs one attacher through one create-all/delete-all cycle. */
-export async function runThroughput(ctx: BenchContext, binary: AttacherBinary, round: number, params: ThroughputParams): Promise<RunResult> {
+/**
+ * runThroughput runs one attacher through one create-all/delete-all cycle;
+ * `extraArgs` (default none) are flags after the shared ones, e.g. the
+ * --http-endpoint a Prometheus scrapes.
+ */
+export async function runThroughput(ctx: BenchContext, binary: AttacherBinary, round: number, params: ThroughputParams, extraArgs: readonly string[] = []): Promise<RunResult> {
   const label = `tp-w${params.workers}-q${params.qps}-r${round}`;
   await prepareOwnPvs(ctx.ground, params.volumes, ctx.ownPvs);
   await ctx.ground.fake?.control.clearCalls();
-  const attacher = ctx.start(binary, label, params);
+  const attacher = ctx.start(binary, label, params, { extraArgs });
   try {
     const readyMs = await attacher.waitReady();
     ctx.watch.forget();

@@ -1,10 +1,19 @@
 /**
  * A dashboard panel drawn as SVG without Grafana: the series its queries
  * returned from Prometheus, on the bench report's line chart. The monitoring
- * end-to-end test draws the main panels over its run, so the README can show
- * what the dashboard looks like.
+ * end-to-end test draws the main panels over its run of faults, the bench
+ * over its throughput scenario, so the README can show what the dashboard
+ * looks like.
  */
 import { lineChart, type ChartLine } from "../../bench/report/svg-line-chart";
+
+/** The main panels, drawn after the monitoring end-to-end test and after the bench's throughput scenario. */
+export const picturedPanels = ["Attach and detach rate", "Attach and detach latency", "Errors by gRPC code and method", "Oldest waiting item", "Queue depth", "Leader per replica", "Memory"];
+
+/** pictureFile is the SVG file name of a panel: its title in kebab case. */
+export function pictureFile(title: string): string {
+  return `${title.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.svg`;
+}
 
 /** The samples one query returned for one series, as Prometheus' range API gives them. */
 export interface QueriedSeries {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryGroup, whyUnusable } from "../../bench/lib/memory-cgroup";
 import { dashboardPath, dashboardRows } from "../../scripts/monitoring/dashboard";
-import { panelPicture, type QueriedTarget } from "../../scripts/monitoring/panel-picture";
+import { panelPicture, pictureFile, picturedPanels, type QueriedTarget } from "../../scripts/monitoring/panel-picture";
 import { monitoringPaths } from "../../scripts/monitoring/prometheus-rule";
 import { AdminClient } from "../cluster/admin-client";
 import { ensureComponents } from "../cluster/components";
@@ -14,7 +14,7 @@ import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
 import { startAttacher, type AttacherProcess } from "./support/attacher-process";
 import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
-import { PrometheusServer, type ActiveAlert } from "./support/prometheus-server";
+import { PrometheusServer, type ActiveAlert } from "../cluster/prometheus-server";
 
 /**
  * The shipped dashboard and alerts against a real Prometheus (built from its
@@ -36,8 +36,6 @@ const pods = ["attacher-a", "attacher-b"] as const;
 /** deploy/kubernetes/deployment.yaml allows 128Mi; a little more for a machine busy with other tests. */
 const memoryLimitBytes = 160 * 1024 * 1024;
 const rateInterval = "10s";
-/** The panels drawn as SVG after the run (into the test's directory, and MONITORING_PICTURES_DIR when set: README's pictures). */
-const picturedPanels = ["Attach and detach rate", "Attach and detach latency", "Errors by gRPC code and method", "Oldest waiting item", "Queue depth", "Leader per replica", "Memory"];
 
 /** Why this machine cannot run the replicas in memory cgroups: the test then fails saying so, it never skips. */
 const missing = whyUnusable();
@@ -232,8 +230,9 @@ describe("the dashboard and alerts against a real Prometheus scraping two replic
         if (!series.some((one) => one.values.some(([, value]) => Number.isFinite(Number(value))))) empty.push(name);
         queried.push({ legendFormat: target.legendFormat, series });
       }
+      // The main panels as SVG (into the test's directory, and MONITORING_PICTURES_DIR when set).
       if (!picturedPanels.includes(panel.title)) continue;
-      const file = `${panel.title.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.svg`;
+      const file = pictureFile(panel.title);
       const svg = panelPicture(panel.title, panel.fieldConfig?.defaults.unit ?? "", queried, startedAt);
       for (const target of [pictures, process.env["MONITORING_PICTURES_DIR"]]) if (target !== undefined) writeFileSync(join(target, file), svg);
     }

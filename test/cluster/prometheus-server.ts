@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freeLoopbackPorts } from "../../cluster/free-ports";
-import { spawnManaged, waitForCondition, type ManagedProcess } from "../../cluster/managed-process";
+import { freeLoopbackPorts } from "./free-ports";
+import { spawnManaged, waitForCondition, type ManagedProcess } from "./managed-process";
 
 /** One scrape target of the static config, with the labels Kubernetes service discovery would give it. */
 export interface ScrapeTarget {
@@ -109,8 +109,21 @@ export class PrometheusServer implements AsyncDisposable {
 
   /** targetsUp says how many scrape targets answered their last scrape. */
   async targetsUp(): Promise<number> {
-    const { activeTargets } = await this.api<{ activeTargets: { health: string }[] }>("/api/v1/targets?state=active");
-    return activeTargets.filter((target) => target.health === "up").length;
+    return (await this.activeTargets()).filter((target) => target.health === "up").length;
+  }
+
+  /**
+   * targetsTried says how many scrape targets Prometheus has scraped at
+   * least once, answered or not: its discovery hands targets to the
+   * scrapers some seconds after start, and a process that runs before
+   * then is not seen.
+   */
+  async targetsTried(): Promise<number> {
+    return (await this.activeTargets()).filter((target) => target.health !== "unknown").length;
+  }
+
+  private async activeTargets(): Promise<{ health: string }[]> {
+    return (await this.api<{ activeTargets: { health: string }[] }>("/api/v1/targets?state=active")).activeTargets;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
