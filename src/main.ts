@@ -15,7 +15,7 @@ import { PersistentVolumeFinalizerWriter } from "./controller/pv-finalizer-write
 import { VanishedVolumeAttachments } from "./controller/vanished-volume-attachments";
 import { VolumeAttachmentWriter } from "./controller/va-writer";
 import { CsiClient } from "./csi/csi-client";
-import { meaningOfDriverLoss, stopSignalSpreadMs } from "./csi/driver-loss";
+import { DriverLoss, stopSignalSpreadMs } from "./csi/driver-loss";
 import { startDriver, type DriverInfo } from "./csi/driver-startup";
 import { createGrpcLogInterceptor, grpcLogLevel } from "./csi/grpc-log-interceptor";
 import { createOperationMetricsInterceptor } from "./csi/operation-metrics-interceptor";
@@ -76,26 +76,34 @@ async function main(argv: readonly string[]): Promise<number> {
   // Only read when it is logged: the walk over the cgroup files is start-up work nothing else needs.
   const memoryLog = log.v(2);
   if (memoryLog.enabled) memoryLog.info("Memory limit", memoryLimitFields(readOwnMemoryLimit(), process.execArgv));
+  // `stop` ends the work (a signal, or the driver lost); `signalled` only a stop signal.
   const stop = new AbortController();
+  const signalled = new AbortController();
   // In-flight CSI calls end within --timeout; the API writes that record
   // their outcome follow at once. Past that, something is stuck.
   const drainMs = config.timeoutMs + shutdownGraceMs;
+  const stopWork = () => {
+    if (stop.signal.aborted) return;
+    stop.abort();
+    setTimeout(() => {
+      log.error("In-flight operations did not finish in time, exiting", { drainTimeout: `${drainMs}ms` });
+      process.exit(1);
+    }, drainMs).unref();
+  };
   // Handlers stay here: Bun as PID 1 ignores SIGTERM unless JS handles it.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => {
-      if (stop.signal.aborted) {
+      if (signalled.signal.aborted) {
         // As Kubernetes components do: a second signal means "now".
         log.warn("Received second signal, exiting without waiting for in-flight operations", { signal });
         process.exit(1);
       }
       log.info("Received signal, shutting down", { signal, drainTimeout: `${drainMs}ms` });
-      stop.abort();
-      setTimeout(() => {
-        log.error("In-flight operations did not finish in time, exiting", { drainTimeout: `${drainMs}ms` });
-        process.exit(1);
-      }, drainMs).unref();
+      signalled.abort();
+      stopWork();
     });
   }
+  const driverLoss = new DriverLoss({ stopping: signalled.signal, stopWork });
 
   // One bucket for every request of the work path, watches included (client-go
   // throttles a watch's opening request too). Leader election has its own
@@ -157,8 +165,9 @@ async function main(argv: readonly string[]): Promise<number> {
       ...(metrics === undefined ? [] : [createOperationMetricsInterceptor({ observer: metrics.csiOperations })]),
     ],
     onConnectionLost: (reason) => {
-      if (!stop.signal.aborted) log.v(4).info("CSI driver connection lost, waiting for a stop signal that may come with it", { spread: `${stopSignalSpreadMs}ms` });
-      void meaningOfDriverLoss({ stopping: stop.signal }).then((meaning) => {
+      if (!signalled.signal.aborted) log.info("CSI driver connection lost, waiting for a stop signal that may come with it", { spread: `${stopSignalSpreadMs}ms` });
+      // The work stops at once (a leader gives its Lease back); the wait only names the exit.
+      void driverLoss.note()?.then((meaning) => {
         if (meaning === "shutting-down") {
           // The pod is being deleted and its driver stopped too (often first): the drain goes on.
           log.info("CSI driver went away while shutting down", { address: config.csiAddress, reason });
@@ -170,7 +179,6 @@ async function main(argv: readonly string[]): Promise<number> {
         const path = terminationLogPath();
         const notWritten = writeTerminationMessage(path, message);
         if (notWritten !== undefined) log.v(4).info("No termination message written", { path, reason: notWritten });
-        process.exit(1);
       });
     },
   });
@@ -179,7 +187,7 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     driver = await startDriver({ client: csi, socketPath: config.csiAddress, log, probeTimeoutMs: config.timeoutMs, signal: stop.signal });
   } catch (e: unknown) {
-    if (stop.signal.aborted) return 0;
+    if (stop.signal.aborted) return driverLoss.exitCode();
     log.error("Failed to start with the CSI driver", { err: e, csiAddress: config.csiAddress });
     return 1;
   }
@@ -191,7 +199,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (!config.leaderElection) {
     await runAttacher(config, driver, csi, kubeClient, log, stop.signal, readiness, metrics);
     log.info("Stopped");
-    return 0;
+    return driverLoss.exitCode();
   }
   let elector: ReturnType<typeof createAttacherLeaderElector>;
   try {
@@ -217,7 +225,7 @@ async function main(argv: readonly string[]): Promise<number> {
   // A lost lease means another replica may already be attaching: stop at once, as upstream does.
   if (outcome === "lost") return 1;
   log.info("Stopped");
-  return 0;
+  return driverLoss.exitCode();
 }
 
 /** Time allowed after --timeout for the last operations' API writes when shutting down. */
