@@ -1,5 +1,6 @@
 // First of all: it may execute the binary again with our JSC options, before anything else is evaluated.
 import "./util/reexec-with-jsc-options";
+import { DriverLoss } from "./csi/driver-loss";
 import { runDoctor } from "./doctor/run-doctor";
 import { connectToApiServer } from "./startup/api-server";
 import { readCommandLine } from "./startup/command-line";
@@ -28,12 +29,15 @@ async function main(argv: readonly string[]): Promise<number> {
   if ("exitCode" in command) return command.exitCode;
   const { config } = command;
   const log = startLogging({ config });
-  const signal = stopOnSignals({ timeoutMs: config.timeoutMs, log, exit });
+  const shutdown = stopOnSignals({ timeoutMs: config.timeoutMs, log, exit });
+  // A lost driver stops the work at once; whether it was part of a shutdown decides the exit code.
+  const driverLoss = new DriverLoss({ stopping: shutdown.signalled, stopWork: shutdown.stopWork });
+  const signal = shutdown.work;
   try {
     const endpoint = await startHttpEndpoint({ config, log });
     const apiServer = await connectToApiServer({ config, endpoint });
-    const driver = await connectToDriver({ config, log, endpoint, signal, exit });
-    if (driver === undefined) return 0; // stopped by a signal while waiting for the driver
+    const driver = await connectToDriver({ config, log, endpoint, shutdown, driverLoss });
+    if (driver === undefined) return driverLoss.exitCode(); // stopped while waiting for the driver
     const attacher = { config, log, apiServer, driver, endpoint, signal };
     if (!config.leaderElection) await runAttacher(attacher);
     // A lost lease means another replica may already be attaching: stop at once, as upstream does.
@@ -44,7 +48,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
   log.info("Stopped");
-  return 0;
+  return driverLoss.exitCode();
 }
 
 main(process.argv.slice(2)).then(

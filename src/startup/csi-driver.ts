@@ -1,7 +1,7 @@
 import type { Config } from "../cli/config";
 import { inTreePluginForDriver } from "../controller/migration/in-tree-plugins";
 import { CsiClient } from "../csi/csi-client";
-import { meaningOfDriverLoss, stopSignalSpreadMs } from "../csi/driver-loss";
+import { stopSignalSpreadMs, type DriverLoss } from "../csi/driver-loss";
 import { startDriver, type DriverInfo } from "../csi/driver-startup";
 import { createGrpcLogInterceptor, grpcLogLevel } from "../csi/grpc-log-interceptor";
 import { createOperationMetricsInterceptor } from "../csi/operation-metrics-interceptor";
@@ -10,6 +10,7 @@ import type { Logger } from "../log/logger";
 import { terminationLogPath, writeTerminationMessage } from "../util/termination-message";
 import { StartupFailure } from "./errors";
 import type { HttpEndpoint } from "./http-endpoint";
+import type { Shutdown } from "./shutdown-signals";
 
 export interface CsiDriverOptions {
   /** --csi-address, --timeout (each Probe's deadline), and what decides whether gRPC payloads are logged. */
@@ -18,10 +19,10 @@ export interface CsiDriverOptions {
   readonly log: Logger;
   /** Told that the driver answered Probe; its metrics, if kept, time every CSI call. */
   readonly endpoint: Pick<HttpEndpoint, "readiness" | "metrics">;
-  /** Aborted by a shutdown signal: start-up stops waiting for the driver. */
-  readonly signal: AbortSignal;
-  /** Ends the process with a code: main.ts's, the one place that exits. */
-  readonly exit: (code: number) => never;
+  /** How the work stops: on its abort start-up stops waiting for the driver; whether a signal came decides what a lost driver is logged as. */
+  readonly shutdown: Pick<Shutdown, "work" | "signalled">;
+  /** Told of a lost connection: it stops the work at once and judges whether the loss is part of a shutdown. */
+  readonly driverLoss: DriverLoss;
 }
 
 /** CsiDriver is the driver the attacher works with: its client, and what it said at start. */
@@ -33,11 +34,13 @@ export interface CsiDriver {
 /**
  * connectToDriver connects to the CSI driver's socket, waits until it
  * answers Probe, and learns its name and capabilities. Returns undefined
- * when a shutdown signal stopped the wait; throws StartupFailure when the
- * driver answered wrongly. A connection lost later ends the process.
+ * when the work was stopped during the wait; throws StartupFailure when the
+ * driver answered wrongly. A connection lost later stops the work (see
+ * DriverLoss), and main.ts exits 1 unless a stop signal came with it.
  */
 export async function connectToDriver(options: CsiDriverOptions): Promise<CsiDriver | undefined> {
-  const { config, log, endpoint, signal } = options;
+  const { config, log, endpoint } = options;
+  const signal = options.shutdown.work;
   const { metrics } = endpoint;
   const transport = createDriverTransport({
     socketPath: config.csiAddress,
@@ -49,20 +52,20 @@ export async function connectToDriver(options: CsiDriverOptions): Promise<CsiDri
       ...(metrics === undefined ? [] : [createOperationMetricsInterceptor({ observer: metrics.csiOperations })]),
     ],
     onConnectionLost: (reason) => {
-      if (!signal.aborted) log.v(4).info("CSI driver connection lost, waiting for a stop signal that may come with it", { spread: `${stopSignalSpreadMs}ms` });
-      void meaningOfDriverLoss({ stopping: signal }).then((meaning) => {
+      if (!options.shutdown.signalled.aborted) log.info("CSI driver connection lost, waiting for a stop signal that may come with it", { spread: `${stopSignalSpreadMs}ms` });
+      // The work stops at once (a leader gives its Lease back); the wait only names the exit.
+      void options.driverLoss.note()?.then((meaning) => {
         if (meaning === "shutting-down") {
           // The pod is being deleted and its driver stopped too (often first): the drain goes on.
           log.info("CSI driver went away while shutting down", { address: config.csiAddress, reason });
           return;
         }
-        // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly.
+        // Upstream exits so that Kubernetes restarts the pod and it reconnects cleanly: main.ts exits 1 once the work has stopped.
         const message = "Lost connection to CSI driver, exiting";
         log.error(message, { address: config.csiAddress, reason });
         const path = terminationLogPath();
         const notWritten = writeTerminationMessage(path, message);
         if (notWritten !== undefined) log.v(4).info("No termination message written", { path, reason: notWritten });
-        options.exit(1);
       });
     },
   });

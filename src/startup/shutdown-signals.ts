@@ -13,31 +13,52 @@ export interface ShutdownSignalsOptions {
 const shutdownGraceMs = 5_000;
 
 /**
- * stopOnSignals turns SIGINT and SIGTERM into the returned signal's abort,
- * so that everything started after it drains and returns. A drain that
- * outlasts --timeout plus a grace period, or a second signal, exits at once.
+ * Shutdown is how the attacher's work is stopped: by a stop signal, or by
+ * the driver going away (see DriverLoss), which stops the work without
+ * being a signal.
  */
-export function stopOnSignals(options: ShutdownSignalsOptions): AbortSignal {
+export interface Shutdown {
+  /** Aborts when the work must stop, for either reason: everything started after it drains and returns. */
+  readonly work: AbortSignal;
+  /** Aborts when SIGINT or SIGTERM came. */
+  readonly signalled: AbortSignal;
+  /** stopWork stops the work as a signal does (the same drain deadline), without counting as one. */
+  readonly stopWork: () => void;
+}
+
+/**
+ * stopOnSignals turns SIGINT and SIGTERM into a stop of the work. A drain
+ * that outlasts --timeout plus a grace period, or a second signal, exits at
+ * once.
+ */
+export function stopOnSignals(options: ShutdownSignalsOptions): Shutdown {
   const { log, exit } = options;
   const stop = new AbortController();
+  const signalled = new AbortController();
   // In-flight CSI calls end within --timeout; the API writes that record
   // their outcome follow at once. Past that, something is stuck.
   const drainMs = options.timeoutMs + shutdownGraceMs;
+  const stopWork = () => {
+    if (stop.signal.aborted) return;
+    stop.abort();
+    setTimeout(() => {
+      log.error("In-flight operations did not finish in time, exiting", { drainTimeout: `${drainMs}ms` });
+      exit(1);
+    }, drainMs).unref();
+  };
   // JS must handle them: Bun as PID 1 ignores SIGTERM otherwise.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => {
-      if (stop.signal.aborted) {
+      // A driver loss stopped the work already: a signal after it is still the first.
+      if (signalled.signal.aborted) {
         // As Kubernetes components do: a second signal means "now".
         log.warn("Received second signal, exiting without waiting for in-flight operations", { signal });
         exit(1);
       }
       log.info("Received signal, shutting down", { signal, drainTimeout: `${drainMs}ms` });
-      stop.abort();
-      setTimeout(() => {
-        log.error("In-flight operations did not finish in time, exiting", { drainTimeout: `${drainMs}ms` });
-        exit(1);
-      }, drainMs).unref();
+      signalled.abort();
+      stopWork();
     });
   }
-  return stop.signal;
+  return { work: stop.signal, signalled: signalled.signal, stopWork };
 }

@@ -330,4 +330,29 @@ describe("handing over on a clean shutdown", () => {
         `${ms(killToAttachMs.waitedOut)} with the Lease waited out, ${ms(killToAttachMs.released)} with it released`,
     );
   });
+
+  // On a loaded node (issue 27) the kubelet's SIGTERM to the attacher came
+  // more than a second after the pod's driver had gone: judged a lost
+  // driver, the leader exited 1 holding the Lease and the next one waited it out.
+  it("gives the Lease back as soon as its pod's driver leaves, however long before the SIGTERM; exits 0 once the signal comes", async () => {
+    await handoverHolder("handover-d");
+    await standby.waitForLog(/"Caches synced"/);
+    leader = standby;
+    standby = await startHandoverReplica("handover-e", true);
+    await standby.waitForLog(/"Lock is held by another replica and has not yet expired"/);
+    const leaderDriver = drivers["handover-d"];
+    if (leaderDriver === undefined) throw new Error("handover-d has no driver");
+    // handover-d published handover-released: its connection is open, so the loss is seen.
+    await leaderDriver.kill();
+    const killedAt = performance.now();
+    await handoverHolder("handover-e");
+    expect(performance.now() - killedAt).toBeLessThan(leaseDurationMs);
+    expect(leader.log()).toContain('"Released leader lease"');
+    // The signal two seconds after the driver left, twice what the attacher once waited for it.
+    await Bun.sleep(Math.max(0, 2_000 - (performance.now() - killedAt)));
+    process.kill(leader.process.pid, "SIGTERM");
+    expect(await leader.process.exited).toBe(0);
+    expect(leader.log()).toMatch(/"CSI driver went away while shutting down"/);
+    expect(leader.log()).not.toContain("Lost connection to CSI driver");
+  });
 });
