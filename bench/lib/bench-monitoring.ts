@@ -8,8 +8,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { dashboardRows } from "../../scripts/monitoring/dashboard";
-import { panelPicture, pictureFile, picturedPanels, type QueriedTarget } from "../../scripts/monitoring/panel-picture";
+import { dashboardRows } from "../../deploy/monitoring/dashboard-panels";
+import { panelPicture, pictureFile, picturedPanels, type QueriedTarget } from "../report/panel-picture";
 import { freeLoopbackPorts } from "../../test/cluster/free-ports";
 import { waitForCondition } from "../../test/cluster/managed-process";
 import { PrometheusServer } from "../../test/cluster/prometheus-server";

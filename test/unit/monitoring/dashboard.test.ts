@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
 import { readFileSync } from "node:fs";
-import { dashboardJson, dashboardPath } from "../../../scripts/monitoring/dashboard";
+import { dashboardJson, dashboardPath } from "../../../deploy/monitoring/dashboard-panels";
 
 /**
  * deploy/monitoring/dashboard.json checked for what Grafana accepts without
@@ -45,7 +45,7 @@ function referencedVariables(text: string): string[] {
 }
 
 describe("deploy/monitoring/dashboard.json", () => {
-  it("is what scripts/monitoring/dashboard.ts builds (run `bun run scripts/grafana-dashboard.ts` after changing it)", () => {
+  it("is what deploy/monitoring/dashboard-panels.ts builds (run `bun run scripts/grafana-dashboard.ts` after changing it)", () => {
     expect(text).toBe(dashboardJson());
   });
 

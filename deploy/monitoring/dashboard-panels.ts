@@ -11,7 +11,7 @@
 import { join } from "node:path";
 
 /** Where the dashboard is written. */
-export const dashboardPath = join(import.meta.dir, "../../deploy/monitoring/dashboard.json");
+export const dashboardPath = join(import.meta.dir, "dashboard.json");
 
 /** Who exports a target's series: both sidecars, ours only, or an exporter beside them. */
 export type SeriesSource = "both" | "ours" | "cadvisor" | "kube-state-metrics";

@@ -5,7 +5,7 @@
  * over its throughput scenario, so the README can show what the dashboard
  * looks like.
  */
-import { lineChart, type ChartLine } from "../../bench/report/svg-line-chart";
+import { lineChart, type ChartLine } from "./svg-line-chart";
 
 /** The main panels, drawn after the monitoring end-to-end test and after the bench's throughput scenario. */
 export const picturedPanels = ["Attach and detach rate", "Attach and detach latency", "Errors by gRPC code and method", "Oldest waiting item", "Queue depth", "Leader per replica", "Memory"];
