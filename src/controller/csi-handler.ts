@@ -110,7 +110,7 @@ export class CsiHandler implements Handler {
    * finalizer leaves them.
    */
   start(): void {
-    this.inherited.inherit(this.options.pvs.list(), finalizerName(this.options.driverName));
+    this.inherited.inherit(this.options.pvs.list(), this.options.driverName);
   }
 
   async syncVolumeAttachment(name: string, va: VolumeAttachment | undefined): Promise<string | undefined> {

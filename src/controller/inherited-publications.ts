@@ -1,4 +1,5 @@
 import type { PersistentVolume } from "../kube/objects/persistent-volume";
+import { carriesOurFinalizer } from "./our-finalizer";
 
 /**
  * InheritedPublications is what a leader knows it must still check about
@@ -26,9 +27,9 @@ export class InheritedPublications {
   private readonly inherited = new Set<string>();
   private readonly orphans = new Map<string, readonly string[]>();
 
-  /** inherit records every PV in `pvs` that carries `finalizer`: the caches' first lists. */
-  inherit(pvs: Iterable<PersistentVolume>, finalizer: string): void {
-    for (const pv of pvs) if (pv.metadata.finalizers?.includes(finalizer)) this.inherited.add(pv.metadata.name);
+  /** inherit records every PV in `pvs` that carries the finalizer of `driverName`'s attacher: the caches' first lists. */
+  inherit(pvs: Iterable<PersistentVolume>, driverName: string): void {
+    for (const pv of pvs) if (carriesOurFinalizer(pv, driverName)) this.inherited.add(pv.metadata.name);
   }
 
   /** isInherited: the PV carried our finalizer when this replica started leading, and nothing has shown since that no publish of it is left. */

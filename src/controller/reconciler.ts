@@ -7,7 +7,7 @@ import type { WorkQueue } from "../queue/work-queue";
 import { realClock, type Clock } from "../util/clock";
 import { abortableSleep } from "../util/abortable-sleep";
 import { errorMessage } from "../util/error-message";
-import { finalizerName } from "./driver-names";
+import { carriesOurFinalizer } from "./our-finalizer";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { InheritedPublications } from "./inherited-publications";
 import { pvNeedsSync } from "./pv-needs-sync";
@@ -246,11 +246,10 @@ export class Reconciler {
    */
   private pvsCarryingOurFinalizer(): Map<string, string> {
     const { pvs, driverName } = this.options;
-    const finalizer = finalizerName(driverName);
     const byHandle = new Map<string, string>();
     for (const pv of pvs.list()) {
       const csi = pv.spec.csi;
-      if (csi?.driver === driverName && pv.metadata.finalizers?.includes(finalizer)) byHandle.set(csi.volumeHandle, pv.metadata.name);
+      if (csi?.driver === driverName && carriesOurFinalizer(pv, driverName)) byHandle.set(csi.volumeHandle, pv.metadata.name);
     }
     return byHandle;
   }

@@ -132,7 +132,7 @@ function reconcilerOn(ground: Ground) {
   const pvsEnqueued: string[] = [];
   const inherited = new InheritedPublications();
   const pvs = storeOf(ground.pvs ?? []);
-  inherited.inherit([...pvs.list()].filter((pv) => ground.inherited?.includes(pv.metadata.name)), ourFinalizer);
+  inherited.inherit([...pvs.list()].filter((pv) => ground.inherited?.includes(pv.metadata.name)), driver);
   const lines: string[] = [];
   const vas = storeOf(ground.vas);
   // Our writes answered with a version the cache cannot order stay unobserved in the store.

@@ -77,7 +77,7 @@ describe("inherited publications", () => {
   it("inherits exactly the PVs that carry our finalizer at the first lists, until checked", () => {
     const pv = (name: string, finalizers: string[]) => parsePersistentVolume({ metadata: { name, resourceVersion: "1", finalizers }, spec: {} });
     const inherited = new InheritedPublications();
-    inherited.inherit([pv("ours", ["kubernetes.io/pv-protection", finalizer]), pv("never-attached", ["kubernetes.io/pv-protection"]), pv("also-ours", [finalizer])], finalizer);
+    inherited.inherit([pv("ours", ["kubernetes.io/pv-protection", finalizer]), pv("never-attached", ["kubernetes.io/pv-protection"]), pv("also-ours", [finalizer])], driver);
     const first = inherited.inheritedNames().sort();
     inherited.checked("ours");
     expect({ first, after: inherited.inheritedNames(), ours: inherited.isInherited("ours"), alsoOurs: inherited.isInherited("also-ours") }).toEqual({
