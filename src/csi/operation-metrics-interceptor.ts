@@ -38,9 +38,9 @@ export function createOperationMetricsInterceptor(options: OperationMetricsInter
     if (request.stream) return next(request);
     const method = `/${request.service.typeName}/${request.method.name}`;
     const migrated = request.contextValues.get(migratedVolumeKey);
-    const started = clock.now();
+    const started = clock.monotonic();
     // A clock stepped back during the call records it as taking no time, not less than none.
-    const observe = (code: string) => observer.observe({ method, code, seconds: Math.max(0, clock.now() - started) / 1000, migrated });
+    const observe = (code: string) => observer.observe({ method, code, seconds: Math.max(0, clock.monotonic() - started) / 1000, migrated });
     try {
       const response = await next(request);
       observe(codeName(0));

@@ -6,7 +6,7 @@ export interface TokenBucketOptions {
   readonly qps: number;
   /** Bucket size, and the tokens it starts with (--kube-api-burst); must be >= 1. */
   readonly burst: number;
-  /** Refills by its time, and times the waits for a token. Default: realClock. */
+  /** Refills by its monotonic reading, and times the waits for a token. Default: realClock. */
   readonly clock?: Clock;
 }
 
@@ -41,7 +41,7 @@ export class TokenBucket {
     if (!Number.isInteger(options.burst) || options.burst < 1) throw new RangeError(`token bucket burst must be an integer >= 1, got ${options.burst}`);
     this.options = resolveTokenBucketOptions(options);
     this.tokens = options.burst;
-    this.last = this.options.clock.now();
+    this.last = this.options.clock.monotonic();
   }
 
   /**
@@ -83,10 +83,10 @@ export class TokenBucket {
   }
 
   private refill(): void {
-    const now = this.options.clock.now();
+    const now = this.options.clock.monotonic();
+    // The monotonic reading: a step of the wall clock must neither refill a
+    // whole burst at once (forward) nor hold every request (back).
     const elapsedMs = now - this.last;
-    // A clock stepped back counts from its new time: waiting for the old one
-    // to come round again would hold every request for the step's length.
     this.last = now;
     if (elapsedMs <= 0) return;
     this.tokens = Math.min(this.options.burst, this.tokens + (elapsedMs * this.options.qps) / 1000);

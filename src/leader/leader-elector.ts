@@ -81,7 +81,7 @@ export class LeaderElector implements LeaderElectionStatus {
 
   check(): Error | undefined {
     const observedAt = this.observation?.observedAt ?? 0;
-    return leaderHealthError(this.isLeader(), observedAt, this.options.leaseDurationMs, this.options.healthCheckToleranceMs, this.options.clock.now(), this.name);
+    return leaderHealthError(this.isLeader(), observedAt, this.options.leaseDurationMs, this.options.healthCheckToleranceMs, this.options.clock.monotonic(), this.name);
   }
 
   /**
@@ -149,15 +149,15 @@ export class LeaderElector implements LeaderElectionStatus {
    */
   private async renewWhileLeading(stop: AbortSignal): Promise<"lost" | "stopped"> {
     while (!stop.aborted) {
-      const deadline = this.options.clock.now() + this.options.renewDeadlineMs;
+      const deadline = this.options.clock.monotonic() + this.options.renewDeadlineMs;
       let renewed = false;
       for (;;) {
-        renewed = await withDeadline(stop, deadline - this.options.clock.now(), (attempt) => this.tryAcquireOrRenew(attempt), this.options.clock);
+        renewed = await withDeadline(stop, deadline - this.options.clock.monotonic(), (attempt) => this.tryAcquireOrRenew(attempt), this.options.clock);
         if (renewed || stop.aborted) break;
-        const remaining = deadline - this.options.clock.now();
+        const remaining = deadline - this.options.clock.monotonic();
         if (remaining <= 0) break;
         await abortableSleep(Math.min(this.options.retryPeriodMs, remaining), stop, this.options.clock);
-        if (this.options.clock.now() >= deadline) break;
+        if (this.options.clock.monotonic() >= deadline) break;
       }
       this.maybeReportTransition();
       if (stop.aborted) return "stopped";
@@ -179,10 +179,13 @@ export class LeaderElector implements LeaderElectionStatus {
    */
   private async tryAcquireOrRenew(attempt: AbortSignal): Promise<boolean> {
     const { identity, leaseDurationMs } = this.options;
-    const now = this.options.clock.now();
+    // The record's times are the wall clock's (other replicas and kubectl
+    // read them); whether a claim ran out is judged on the monotonic one.
+    const wallNow = this.options.clock.now();
+    const now = this.options.clock.monotonic();
 
     if (this.observation !== undefined && this.isLeader() && isLeaseValid(this.observation, now)) {
-      const renewal = claimRecord(this.observation.record, identity, leaseDurationMs, now);
+      const renewal = claimRecord(this.observation.record, identity, leaseDurationMs, wallNow);
       try {
         await this.options.lock.update(renewal, attempt);
         this.setObserved(renewal);
@@ -202,7 +205,7 @@ export class LeaderElector implements LeaderElectionStatus {
         this.log.error("Error retrieving resource lock", { err: e });
         return false;
       }
-      const first = claimRecord(undefined, identity, leaseDurationMs, now);
+      const first = claimRecord(undefined, identity, leaseDurationMs, wallNow);
       try {
         await this.options.lock.create(first, attempt);
       } catch (createError: unknown) {
@@ -213,12 +216,12 @@ export class LeaderElector implements LeaderElectionStatus {
       return true;
     }
 
-    this.observation = observe(this.observation, current, this.options.clock.now());
+    this.observation = observe(this.observation, current, this.options.clock.monotonic());
     if (!mayTakeLease(this.observation, identity, now)) {
       this.log.v(4).info("Lock is held by another replica and has not yet expired", { holder: current.holderIdentity });
       return false;
     }
-    const claim = claimRecord(current, identity, leaseDurationMs, now);
+    const claim = claimRecord(current, identity, leaseDurationMs, wallNow);
     try {
       await this.options.lock.update(claim, attempt);
     } catch (e: unknown) {
@@ -244,7 +247,7 @@ export class LeaderElector implements LeaderElectionStatus {
   }
 
   private setObserved(record: LeaderElectionRecord): void {
-    this.observation = { record, observedAt: this.options.clock.now() };
+    this.observation = { record, observedAt: this.options.clock.monotonic() };
   }
 
   /** Logs the holder whenever it changes from the last one reported (client-go's OnNewLeader). */

@@ -4,14 +4,14 @@ import { formatMicroTime, sameRecord, type LeaderElectionRecord } from "./lease-
  * The pure decisions of client-go's LeaderElector, apart from the loop and
  * the API calls so they can be tested with plain numbers for clocks.
  *
- * Lease expiry is judged by the LOCAL clock: a candidate remembers when it
+ * Lease expiry is judged by the LOCAL monotonic clock: a candidate remembers when it
  * last saw the record change (`observedAt`) and waits the record's
  * leaseDurationSeconds from then. The renewTime written by another machine
  * is never compared with our clock, so clock skew between replicas does not
  * matter; only the rate of the clocks does.
  */
 
-/** Observation is the last record read or written, and when (local ms) it was first seen in that form. */
+/** Observation is the last record read or written, and when (local monotonic ms) it was first seen in that form. */
 export interface Observation {
   readonly record: LeaderElectionRecord;
   readonly observedAt: number;

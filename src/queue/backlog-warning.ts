@@ -88,7 +88,7 @@ export class BacklogWarning {
     for (const queue of this.options.queues) {
       const oldest = queue.oldestWaiting();
       if (oldest === undefined || oldest.seconds * 1000 < thresholdMs) continue;
-      const now = clock.now();
+      const now = clock.monotonic();
       const last = this.lastWarned.get(queue.name);
       if (last !== undefined && now - last < repeatIntervalMs) continue;
       this.lastWarned.set(queue.name, now);

@@ -53,7 +53,7 @@ export class WaitingList<T> {
    */
   addAfter(item: T, ms: number): void {
     if (this.stopped) return;
-    const readyAt = this.clock.now() + ms;
+    const readyAt = this.clock.monotonic() + ms;
     const existing = this.live.get(item);
     if (existing !== undefined && existing.readyAt <= readyAt) return;
     const entry: WaitingEntry<T> = { item, readyAt, seq: this.seq++ };
@@ -82,7 +82,7 @@ export class WaitingList<T> {
     this.timerAt = head.readyAt;
     this.timer = this.clock.setTimeout(
       () => this.fire(),
-      Math.max(0, head.readyAt - this.clock.now()),
+      Math.max(0, head.readyAt - this.clock.monotonic()),
     );
   }
 
@@ -97,7 +97,7 @@ export class WaitingList<T> {
     this.timerAt = Number.POSITIVE_INFINITY;
     // Re-read the time rather than trusting the timer: timers may fire late
     // (a busy event loop) or early (delays clamped to the 32-bit maximum).
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     for (let head = this.peekLive(); head !== undefined && head.readyAt <= now; head = this.peekLive()) {
       this.heap.pop();
       this.live.delete(head.item);

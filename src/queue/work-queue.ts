@@ -159,7 +159,7 @@ export class WorkQueue<T = string> {
     if (this.dirty.has(item)) return;
     this.metrics.add();
     this.dirty.add(item);
-    if (!this.addTimes.has(item)) this.addTimes.set(item, this.clock.now());
+    if (!this.addTimes.has(item)) this.addTimes.set(item, this.clock.monotonic());
     // A worker holds it; done() will queue it, so no second worker gets it.
     if (this.processing.has(item)) return;
     this.queue.push(item);
@@ -306,7 +306,7 @@ export class WorkQueue<T = string> {
     if (item === undefined) return undefined;
     const lane = this.queue.servedLane;
     this.heldPerLane[lane] = (this.heldPerLane[lane] ?? 0) + 1;
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     this.processing.set(item, { startedAt: now, lane });
     this.dirty.delete(item);
     const addedAt = this.addTimes.get(item) ?? now;
@@ -316,6 +316,6 @@ export class WorkQueue<T = string> {
   }
 
   private secondsSince(time: number): number {
-    return (this.clock.now() - time) / 1000;
+    return (this.clock.monotonic() - time) / 1000;
   }
 }

@@ -13,15 +13,23 @@ export type TimerHandle = Timer | number;
  * `k8s.io/utils/clock`). Only code that times a real call and that no test
  * drives (a gRPC deadline, the time a watch ran) reads `performance.now`.
  *
- * `now()` is the wall clock, which an operator or NTP may step back: code
- * that measures an interval with it never waits for the old time to come
- * round again. A negative interval makes a check, refresh or report due
- * (token file, kubeconfig, driver start-up) or restarts the count (the
- * API throttle's refill).
+ * Two readings, as Go's `time.Time` carries two: `now()` is the wall clock,
+ * for times that leave the process (Lease records, Events, error
+ * timestamps) and for checks where running early is harmless; `monotonic()`
+ * never steps, for every interval whose error would matter. A forward step
+ * of the wall clock (NTP, an operator) must not refill the API throttle's
+ * whole burst, make a standby think the leader's Lease ran out while it is
+ * still renewed (two leaders), end our own leadership at a renew deadline
+ * that has not passed, or fire the queues' retries early. Code still on the
+ * wall clock never waits for the old time to come round again after a step
+ * back: a negative interval makes its check due (token file, kubeconfig,
+ * driver start-up report).
  */
 export interface Clock {
   /** Milliseconds since the epoch, like `Date.now()`. */
   now(): number;
+  /** Milliseconds from an arbitrary origin that never steps, like `performance.now()`: for intervals and deadlines. */
+  monotonic(): number;
   /** Calls `fn` once, no earlier than `ms` milliseconds from now. */
   setTimeout(fn: () => void, ms: number): TimerHandle;
   /** Cancels a callback scheduled with {@link Clock.setTimeout}; a no-op if it already ran. */
@@ -35,9 +43,10 @@ export interface Clock {
  */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** realClock is the {@link Clock} backed by `Date.now` and the global timers. */
+/** realClock is the {@link Clock} backed by `Date.now`, `performance.now` and the global timers. */
 export const realClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimeout(fn, ms) {
     // NaN or negative delays mean "as soon as possible", like the global.
     const delay = Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_TIMER_MS) : 0;

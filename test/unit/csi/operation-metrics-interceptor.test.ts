@@ -7,9 +7,9 @@ import { FakeClock } from "../queue/fake-clock";
 
 /** SteppingClock moves 125 ms at every reading: each call takes 125 ms. */
 class SteppingClock extends FakeClock {
-  override now(): number {
+  override monotonic(): number {
     this.step(125);
-    return super.now();
+    return super.monotonic();
   }
 }
 

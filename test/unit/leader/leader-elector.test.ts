@@ -110,6 +110,43 @@ describe("leader elector loop", () => {
     expect(lease.record).toMatchObject({ holderIdentity: "me", leaseTransitions: 8 });
   });
 
+  it("never takes a renewed lease from its holder when the wall clock jumps forward: expiry is judged on the monotonic clock", async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    lease.record = { holderIdentity: "other", leaseDurationSeconds: 4, acquireTime: "", renewTime: "r0", leaseTransitions: 7 };
+    const le = elector(lease, clock);
+    let started = false;
+    void le.run(new AbortController().signal, async () => {
+      started = true;
+    });
+    // The holder renews every 2 s, well inside its 4 s; the standby reads the same record twice between renewals.
+    for (let i = 1; i <= 5; i++) {
+      await advance(clock, 1_000);
+      if (i === 3) clock.stepWall(3_600_000);
+      await advance(clock, 1_000);
+      lease.record = { ...lease.record, renewTime: `r${i}` };
+    }
+    expect(started).toBe(false);
+    expect(lease.record.holderIdentity).toBe("other");
+  });
+
+  it("keeps leading when the wall clock jumps past its renew deadline while a renewal is failing, and stamps the Lease with the wall clock", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 10, 26, 12, 0, 0));
+    const lease = new MemoryLease();
+    const le = elector(lease, clock);
+    const run = track(le.run(new AbortController().signal, () => new Promise<void>(() => {})));
+    await settle();
+    lease.failWrites = true;
+    await advance(clock, 1_000);
+    clock.stepWall(3_600_000);
+    await advance(clock, 1_000);
+    lease.failWrites = false;
+    await advance(clock, 3_000);
+    expect(run.value()).toBeUndefined();
+    expect(le.isLeader()).toBe(true);
+    expect(lease.record?.renewTime.startsWith("2026-11-26T13:00:0")).toBe(true);
+  });
+
   it("on stop lets the work finish under a renewed lease, however long past the lease duration it drains, then releases it once", async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();

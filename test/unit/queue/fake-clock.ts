@@ -8,10 +8,12 @@ interface FakeTimer {
 
 /**
  * FakeClock is a {@link Clock} whose time moves only when a test calls
- * `step`, so timer-driven code is tested without sleeping.
+ * `step` (both readings) or `stepWall` (the wall clock alone, as NTP or an
+ * operator would), so timer-driven code is tested without sleeping.
  */
 export class FakeClock implements Clock {
   private time: number;
+  private wallOffset = 0;
   private nextId = 1;
   private readonly timers = new Map<number, FakeTimer>();
   /** The delay of every timer scheduled so far, in the order they were scheduled. */
@@ -22,7 +24,16 @@ export class FakeClock implements Clock {
   }
 
   now(): number {
+    return this.time + this.wallOffset;
+  }
+
+  monotonic(): number {
     return this.time;
+  }
+
+  /** Steps the wall clock alone, forward or back; timers and the monotonic reading do not move. */
+  stepWall(ms: number): void {
+    this.wallOffset += ms;
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {

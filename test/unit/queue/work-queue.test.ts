@@ -249,6 +249,20 @@ describe("WorkQueue delaying", () => {
     expect(await drain(queue)).toEqual(["a"]);
   });
 
+  it("keeps a delayed item waiting its whole delay when the wall clock jumps forward", async () => {
+    const clock = new FakeClock();
+    const queue = newQueue(clock);
+    queue.addAfter("soon", 100);
+    queue.addAfter("later", 1_000);
+    clock.stepWall(3_600_000);
+    clock.step(100);
+    expect(await drain(queue)).toEqual(["soon"]);
+    clock.step(899);
+    expect(queue.len()).toBe(0);
+    clock.step(1);
+    expect(await drain(queue)).toEqual(["later"]);
+  });
+
   it("adds at once when the delay is zero or negative", () => {
     const queue = newQueue();
     queue.addAfter("a", 0);
