@@ -33,6 +33,7 @@ import { debCache, ensureDpkgArchitecture, fetchPinnedPackage, packageLockPath, 
 import { emulatorTools, ensureTools, requiredTools } from "./image/required-tools";
 import { writeReproducibleTar } from "./image/reproducible-tar";
 import { runTool } from "./image/run-tool";
+import { defaultJscOptions } from "../src/util/jsc-start-options";
 
 const { values: options } = parseArgs({
   options: {
@@ -46,6 +47,18 @@ const { values: options } = parseArgs({
 });
 
 /** rfc3339 spells seconds since the epoch as umoci's --created wants them. */
+/**
+ * The config's environment. PATH is the one containerd and Docker give an
+ * image whose config names no variable (naming any takes that default
+ * away); the JSC options let the attacher start once in a container instead
+ * of executing itself again to set them (about 100 ms of its start under
+ * load). A container's own env still overrides each.
+ */
+const imageEnvironment: Readonly<Record<string, string>> = {
+  PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+  ...defaultJscOptions,
+};
+
 function rfc3339(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
@@ -153,7 +166,7 @@ function build(): void {
       },
     }));
     const layout = join(work, "layout");
-    writeOciLayout({ layout, images, created, author: "bun-csi-attacher", entrypoint: ["/csi-attacher"], user: `${nonrootId}:${nonrootId}` });
+    writeOciLayout({ layout, images, created, author: "bun-csi-attacher", entrypoint: ["/csi-attacher"], user: `${nonrootId}:${nonrootId}`, env: imageEnvironment });
     const index = writePlatformIndex(layout, images.map((image) => image.tag), imageName.tag);
     const out = resolve(options.out);
     mkdirSync(dirname(out), { recursive: true });

@@ -35,6 +35,8 @@ export interface OciLayoutOptions {
   readonly entrypoint: readonly string[];
   /** `uid:gid`. */
   readonly user: string;
+  /** The config's environment; a container's own env overrides each. */
+  readonly env: Readonly<Record<string, string>>;
 }
 
 /** writeImage adds one platform's image, tagged, to an initialised layout. */
@@ -68,6 +70,9 @@ function writeImage(options: OciLayoutOptions, platformImage: PlatformImage): vo
     `--architecture=${platformImage.architecture}`,
     "--os=linux",
     `--config.user=${options.user}`,
+    ...Object.entries(options.env)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, value]) => `--config.env=${name}=${value}`),
     ...options.entrypoint.map((arg) => `--config.entrypoint=${arg}`),
     ...Object.entries(platformImage.labels)
       .sort(([a], [b]) => a.localeCompare(b))

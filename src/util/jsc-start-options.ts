@@ -18,8 +18,12 @@
  * kept as it is.
  */
 
-/** Our default JSC options; an operator's value in the environment wins over each. */
-const defaultOptions: Readonly<Record<string, string>> = {
+/**
+ * Our default JSC options; an operator's value in the environment wins over
+ * each. The image's config carries them too (scripts/image.ts), so that in a
+ * container the attacher starts once instead of executing itself again.
+ */
+export const defaultJscOptions: Readonly<Record<string, string>> = {
   BUN_JSC_useDFGJIT: "0",
   BUN_JSC_useFTLJIT: "0",
 };
@@ -42,7 +46,7 @@ export interface MemoryFacts {
  */
 export function jscOptionsToAdd(env: Readonly<Record<string, string | undefined>>, memory: MemoryFacts): Record<string, string> {
   const add: Record<string, string> = {};
-  for (const [name, value] of Object.entries(defaultOptions)) {
+  for (const [name, value] of Object.entries(defaultJscOptions)) {
     if (env[name] === undefined) add[name] = value;
   }
   if (env[ramSizeOption] === undefined && memory.limitBytes !== undefined && memory.limitBytes < memory.runtimeRamBytes) {

@@ -90,15 +90,16 @@ describe("bun run image", () => {
     });
   });
 
-  it("runs /csi-attacher as 65532:65532 and labels the version and commit the binary reports, on both platforms", () => {
+  it("runs /csi-attacher as 65532:65532 with the default PATH and the attacher's JSC options in its environment, and labels the version and commit the binary reports, on both platforms", () => {
     const binary = parseVersionLine(run([attacherBinary, "--version"]));
     for (const architecture of ["amd64", "arm64"]) {
       const config = imageConfigOf(first, architecture);
-      expect({ architecture, entrypoint: config.Entrypoint, cmd: config.Cmd ?? null, user: config.User, version: config.Labels?.["org.opencontainers.image.version"], revision: config.Labels?.["org.opencontainers.image.revision"] }).toEqual({
+      expect({ architecture, entrypoint: config.Entrypoint, cmd: config.Cmd ?? null, user: config.User, env: config.Env?.toSorted(), version: config.Labels?.["org.opencontainers.image.version"], revision: config.Labels?.["org.opencontainers.image.revision"] }).toEqual({
         architecture,
         entrypoint: ["/csi-attacher"],
         cmd: null,
         user: "65532:65532",
+        env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...jscReexecEnvironment()].sort(),
         version: binary.version,
         revision: binary.commit,
       });

@@ -48,6 +48,7 @@ export function packStaticImage(options: StaticImageOptions): string {
       author: "bun-csi-attacher node ground",
       entrypoint: [inside],
       user: options.user,
+      env: {},
     });
     nameImage(layout, tag, options.name, options.name);
     writeReproducibleTar({ root: layout, file: options.file, mtime: 0 });
