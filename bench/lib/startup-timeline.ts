@@ -52,7 +52,7 @@ export const startupMarks: readonly StartupMark[] = [
   },
   { id: "probeStarted", label: "driver probe started", from: { ours: probing, go: probing } },
   { id: "driverNamed", label: "Probe and GetPluginInfo done", from: { ours: driverName, go: driverName } },
-  { id: "capabilitiesKnown", label: "GetPluginCapabilities and ControllerGetCapabilities done", from: { ours: handlerChosen, go: handlerChosen } },
+  { id: "capabilitiesKnown", label: "plugin and controller capabilities known", from: { ours: handlerChosen, go: handlerChosen } },
   { id: "listedVolumeAttachments", label: "VolumeAttachments listed", from: listed("VolumeAttachment") },
   { id: "listedPersistentVolumes", label: "PersistentVolumes listed", from: listed("PersistentVolume") },
   { id: "listedCsiNodes", label: "CSINodes listed", from: listed("CSINode") },

@@ -63,23 +63,28 @@ export function timelineMarkdown(results: BenchResults, format: (x: number) => s
 
 const barColors = { ours: "#1f6fd1", go: "#e07b00" } as const;
 
-/** timelineBars draws each mark as two bars from exec, ours over Go, on one ms axis. */
+/**
+ * timelineBars draws each mark as two bars from exec, ours over Go, on one
+ * ms axis. The axis ends at the latest step before the last (all attached,
+ * which takes most of the time with work waiting): a bar past it is cut at
+ * the edge and says so with "»", so that the start-up's steps stay readable.
+ */
 function timelineBars(rows: readonly TimelineRow[]): string {
-  const labelWidth = 330;
-  const plotWidth = 480;
+  const labelWidth = 340;
+  const plotWidth = 460;
   const rowHeight = 26;
   const top = 24;
   const height = top + rows.length * rowHeight + 24;
-  const maxMs = Math.max(1, ...rows.flatMap((row) => [row.ours, row.go].filter(Number.isFinite)));
-  const x = (ms: number) => (Number.isFinite(ms) ? (ms / maxMs) * plotWidth : 0);
+  const axisMs = Math.max(1, ...rows.slice(0, -1).flatMap((row) => [row.ours, row.go].filter(Number.isFinite)));
+  const x = (ms: number) => (Number.isFinite(ms) ? (Math.min(ms, axisMs) / axisMs) * plotWidth : 0);
   const bars = rows.map((row, i) => {
     const y = top + i * rowHeight;
     const bar = (ms: number, dy: number, color: string) =>
-      `<rect x="${labelWidth}" y="${y + dy}" width="${x(ms).toFixed(1)}" height="10" fill="${color}"/><text x="${(labelWidth + x(ms) + 4).toFixed(1)}" y="${y + dy + 9}" font-size="10">${Number.isFinite(ms) ? Math.round(ms) : "–"}</text>`;
+      `<rect x="${labelWidth}" y="${y + dy}" width="${x(ms).toFixed(1)}" height="10" fill="${color}"/><text x="${(labelWidth + x(ms) + 4).toFixed(1)}" y="${y + dy + 9}" font-size="10">${Number.isFinite(ms) ? `${ms > axisMs ? "» " : ""}${Math.round(ms)}` : "–"}</text>`;
     return `<text x="${labelWidth - 6}" y="${y + 14}" font-size="11" text-anchor="end">${escapeXml(row.label)}</text>${bar(row.ours, 2, barColors.ours)}${bar(row.go, 13, barColors.go)}`;
   });
-  const legend = `<rect x="${labelWidth}" y="6" width="10" height="10" fill="${barColors.ours}"/><text x="${labelWidth + 14}" y="15" font-size="11">ours</text><rect x="${labelWidth + 60}" y="6" width="10" height="10" fill="${barColors.go}"/><text x="${labelWidth + 74}" y="15" font-size="11">Go</text><text x="${labelWidth + plotWidth}" y="${height - 6}" font-size="10" text-anchor="end">ms from exec (max ${Math.round(maxMs)})</text>`;
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 60}" height="${height}" role="img"><title>Start-up timeline, ms from exec</title>${legend}${bars.join("")}</svg>`;
+  const legend = `<rect x="${labelWidth}" y="6" width="10" height="10" fill="${barColors.ours}"/><text x="${labelWidth + 14}" y="15" font-size="11">ours</text><rect x="${labelWidth + 60}" y="6" width="10" height="10" fill="${barColors.go}"/><text x="${labelWidth + 74}" y="15" font-size="11">Go</text><text x="${labelWidth + plotWidth}" y="${height - 6}" font-size="10" text-anchor="end">ms from exec (axis to ${Math.round(axisMs)}; » past it)</text>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 70}" height="${height}" role="img"><title>Start-up timeline, ms from exec</title>${legend}${bars.join("")}</svg>`;
 }
 
 /** timelineHtml is the timeline's section: the table and its bars; empty when the run has no timeline. */
