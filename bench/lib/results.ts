@@ -27,6 +27,8 @@ export interface RunResult {
   readonly latenciesMs?: readonly number[];
   /** The limits a container-limit run tried, in order. */
   readonly limitTrials?: readonly LimitTrialRecord[];
+  /** Ms from exec to each step of start-up (bench/lib/startup-timeline.ts's marks), in the cold-start scenario. */
+  readonly startupTimeline?: Readonly<Record<string, number>>;
   /** What a reader needs beside the numbers (e.g. how a run failed under a limit); the report lists them with the scenario's notes. */
   readonly notes?: readonly string[];
 }

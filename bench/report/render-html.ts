@@ -7,6 +7,7 @@ import { summarize } from "../lib/ratios";
 import type { BenchResults, RunResult, ScenarioResult } from "../lib/results";
 import { floorRows, formatNumber, limitRows, machineLines, verdict } from "./render-markdown";
 import { scaleChartsHtml } from "./scale-charts";
+import { timelineHtml } from "./startup-timeline";
 import { escapeXml, lineChart, type ChartLine } from "./svg-line-chart";
 
 const colors = { ours: "#1f6fd1", go: "#e07b00", floor: "#2a9d4a" } as const;
@@ -94,6 +95,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 <h2>Ratios, ours/Go</h2>
 <p>Median over rounds of ours/Go; each round ran ours, then Go, on the same kube-apiserver, etcd and driver with the same flags. Hover a metric for its definition.</p>
 <table><tr><th>scenario</th><th>metric</th><th>ours (median)</th><th>Go (median)</th><th>ours/Go</th><th></th></tr>${ratioRows}</table>
+${timelineHtml(results, formatNumber)}
 ${limitTable}
 ${floorTable}
 ${scaleChartsHtml(results)}

@@ -4,6 +4,7 @@ import { summarizeWithFloor } from "../lib/floor-ratios";
 import { summarize } from "../lib/ratios";
 import type { BenchResults } from "../lib/results";
 import { memorySlope, scaleScenarios } from "./scale-charts";
+import { timelineMarkdown } from "./startup-timeline";
 
 /** formatNumber keeps 3 significant digits; NaN shows as a dash. */
 export function formatNumber(x: number): string {
@@ -78,6 +79,7 @@ export function renderMarkdown(results: BenchResults, htmlName: string): string 
       lines.push(`| ${scenario.title} | ${row.metric} (${row.unit}, ${row.better} is better) | ${formatNumber(row.ours)} | ${formatNumber(row.go)} | ${formatNumber(row.ratio)} | ${verdict(row.ratio, row.better)} |`);
     }
   }
+  lines.push(...timelineMarkdown(results, formatNumber));
   const limits = limitRows(results);
   if (limits.length > 0) {
     lines.push("", "Against the bare-client limit (scenario 7: the same API writes per VA, no CSI, no caches, same workers; median over rounds of each round's attacher/limit):", "");

@@ -1,11 +1,13 @@
 /**
  * Scenario 3, cold start: with VAs already waiting, exec to ready and exec
- * to the first (and the last) VA attached.
+ * to the first (and the last) VA attached, and the start-up timeline in
+ * between, read from each attacher's log.
  */
 import type { AttacherBinary } from "../lib/attacher-under-test";
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
 import { createVas, prepareOwnPvs } from "../lib/bench-ground";
 import type { MetricSpec, RunResult } from "../lib/results";
+import { startupTimeline } from "../lib/startup-timeline";
 
 export interface ColdStartParams extends AttacherLimits {
   readonly waiting: number;
@@ -28,14 +30,16 @@ export async function runColdStart(ctx: BenchContext, binary: AttacherBinary, ro
     const status = () => `${label} ${binary.kind}: attached ${ctx.watch.countAttached(names)}/${names.length}`;
     await ctx.waitFor(`${label}: all attached`, () => ctx.watch.countAttached(names) === names.length, status, 300_000, [attacher.process]);
     const times = names.map((n) => ctx.watch.attachedAt.get(n) ?? Number.NaN);
+    const metrics = {
+      readyMs: Math.round(readyMs),
+      firstAttachedMs: Math.round(Math.min(...times) - attacher.execAt),
+      allAttachedMs: Math.round(Math.max(...times) - attacher.execAt),
+    };
     const result: RunResult = {
       kind: binary.kind,
       round,
-      metrics: {
-        readyMs: Math.round(readyMs),
-        firstAttachedMs: Math.round(Math.min(...times) - attacher.execAt),
-        allAttachedMs: Math.round(Math.max(...times) - attacher.execAt),
-      },
+      metrics,
+      ...(binary.kind === "floor" ? {} : { startupTimeline: startupTimeline(binary.kind, attacher.log(), performance.timeOrigin + attacher.execAt, metrics) }),
       attachedCurve: ctx.attachedCurve(names, attacher.execAt).map(([t, n]) => [round3(t), n] as const),
     };
     await ctx.cleanUp(names, attacher, `${label} ${binary.kind}`, 300_000);
