@@ -185,7 +185,7 @@ export class Reflector<T extends KubeObject> {
 
   private parseOrSkip(raw: unknown): T | undefined {
     try {
-      return this.options.parse(raw);
+      return this.options.store.parseUnlessCached(raw, this.options.parse);
     } catch (e: unknown) {
       // One malformed object must not stop the attacher for every other.
       this.options.log.error("Skipping malformed object", { kind: this.options.kind, err: e });
