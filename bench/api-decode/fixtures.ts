@@ -14,6 +14,10 @@ import { CSINodeListSchema, CSINodeSchema, VolumeAttachmentListSchema, VolumeAtt
 import { PersistentVolumeListSchema, PersistentVolumeSchema } from "./gen/k8s.io/api/core/v1/generated_pb";
 import { WatchEventSchema } from "./gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb";
 import { UnknownSchema } from "./gen/k8s.io/apimachinery/pkg/runtime/generated_pb";
+import { slimVolumeAttachmentEvent, slimVolumeAttachmentPage } from "./slim-volume-attachment-decoder";
+import { parseCsiNode } from "../../src/kube/objects/csi-node";
+import { parsePersistentVolume } from "../../src/kube/objects/persistent-volume";
+import { parseVolumeAttachment } from "../../src/kube/objects/volume-attachment";
 
 export const kinds = ["va", "pv", "csinode"] as const;
 export type Kind = (typeof kinds)[number];
@@ -88,3 +92,39 @@ export const decodeWatch: Record<Encoding, (kind: Kind, stream: Uint8Array, limi
     return objects;
   },
 };
+
+/**
+ * A way of turning recorded bytes into objects: `page` decodes one list page,
+ * `watch` the first `limit` events of a stream. `kinds` are those it knows.
+ */
+export interface Decoder {
+  readonly encoding: Encoding;
+  readonly kinds: readonly Kind[];
+  readonly page: (kind: Kind, body: Uint8Array) => readonly unknown[];
+  readonly watch: (kind: Kind, stream: Uint8Array, limit: number) => unknown[];
+}
+
+const valibotParsers: Record<Kind, (raw: unknown) => unknown> = { va: parseVolumeAttachment, pv: parsePersistentVolume, csinode: parseCsiNode };
+
+export const decoders = {
+  /** JSON.parse alone. */
+  json: { encoding: "json", kinds, page: (kind, body) => decodePage.json(kind, body).items, watch: decodeWatch.json },
+  /** JSON.parse, then valibot into the slim object the store keeps: the attacher's work per object today. */
+  "json+valibot": {
+    encoding: "json",
+    kinds,
+    page: (kind, body) => decodePage.json(kind, body).items.map(valibotParsers[kind]),
+    watch: (kind, stream, limit) => decodeWatch.json(kind, stream, limit).map(valibotParsers[kind]),
+  },
+  /** protobuf-es's fromBinary over the generated types: every field, through reflection. */
+  "protobuf-es": { encoding: "protobuf", kinds, page: (kind, body) => decodePage.protobuf(kind, body).items, watch: decodeWatch.protobuf },
+  /** The hand-written VA decoder: only the fields the store keeps. */
+  "protobuf-slim": {
+    encoding: "protobuf",
+    kinds: ["va"],
+    page: (_kind, body) => slimVolumeAttachmentPage(body).items,
+    watch: (_kind, stream, limit) => frames(stream, limit).map(slimVolumeAttachmentEvent),
+  },
+} satisfies Record<string, Decoder>;
+
+export type DecoderName = keyof typeof decoders;

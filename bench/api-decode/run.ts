@@ -2,15 +2,17 @@
  * `bun run bench/api-decode/run.ts --fixtures DIR [--rounds 5] [--n 1000,10000]`:
  * JSON.parse against protobuf-es on kube-apiserver's recorded answers
  * (record.ts), per kind (VA, PV, CSINode), per shape (list pages of 500, a
- * watch's events) and per N. Each measurement is a fresh process
- * (decode.ts) with the JIT tiers the binary runs with (DFG and FTL off),
- * JSON then protobuf in every round, and each ratio protobuf/JSON is the
- * median of the rounds' pairs. Prints a markdown table.
+ * watch's events) and per N, with each of fixtures.ts's decoders. Each
+ * measurement is a fresh process (decode.ts) with the JIT tiers the binary
+ * runs with (DFG and FTL off), every decoder once in every round, and each
+ * ratio is the median of the rounds' pairs against the JSON path that yields
+ * the same thing (JSON.parse for protobuf-es, JSON.parse plus valibot for
+ * the slim decoder). Prints a markdown table.
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { median } from "../lib/stats";
-import { encodings, kinds, type Encoding } from "./fixtures";
+import { decoders, kinds, type DecoderName, type Kind } from "./fixtures";
 
 const { values } = parseArgs({
   options: { fixtures: { type: "string" }, rounds: { type: "string", default: "5" }, n: { type: "string", default: "1000,10000" } },
@@ -39,24 +41,30 @@ async function measure(args: string[]): Promise<Measurement> {
 }
 
 const fmt = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
-console.log(`| kind | shape | N | JSON cold / warm µs per item | protobuf cold / warm µs per item | protobuf/JSON cold | warm | retained MiB JSON / protobuf | peak MiB JSON / protobuf | protobuf/JSON peak |`);
-console.log(`|---|---|---:|---:|---:|---:|---:|---:|---:|---:|`);
+const names = Object.keys(decoders) as DecoderName[];
+/** Each decoder's ratio is taken against the JSON path that yields the same thing: bare objects, or the store's slim ones. */
+const baselineOf: Record<DecoderName, DecoderName> = { json: "json", "json+valibot": "json+valibot", "protobuf-es": "json", "protobuf-slim": "json+valibot" };
+console.log("| kind | shape | N | decoder | cold µs/item | warm µs/item | retained MiB | peak MiB | against | cold ratio | warm ratio | peak ratio |");
+console.log("|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|");
 for (const n of sizes) {
   for (const kind of kinds) {
     for (const what of ["list", "watch"]) {
-      const runs: Record<Encoding, Measurement[]> = { json: [], protobuf: [] };
+      const present = names.filter((name) => (decoders[name].kinds as readonly Kind[]).includes(kind));
+      const runs = Object.fromEntries(present.map((name) => [name, [] as Measurement[]])) as Record<DecoderName, Measurement[]>;
       for (let round = 0; round < rounds; round++) {
-        for (const encoding of encodings) {
-          runs[encoding].push(await measure(["--fixtures", values.fixtures, "--kind", kind, "--encoding", encoding, "--what", what, "--n", String(n)]));
+        for (const name of present) {
+          runs[name].push(await measure(["--fixtures", values.fixtures, "--kind", kind, "--decoder", name, "--what", what, "--n", String(n)]));
         }
       }
-      const med = (encoding: Encoding, figure: (typeof figures)[number]) => median(runs[encoding].map((run) => run[figure]));
-      const ratio = (figure: (typeof figures)[number]) => median(runs.json.map((json, round) => (runs.protobuf[round] as Measurement)[figure] / json[figure]));
-      console.log(
-        `| ${kind} | ${what} | ${n} | ${fmt(med("json", "coldMicrosPerItem"))} / ${fmt(med("json", "warmMicrosPerItem"))} | ${fmt(med("protobuf", "coldMicrosPerItem"))} / ${fmt(med("protobuf", "warmMicrosPerItem"))} | ` +
-          `${ratio("coldMicrosPerItem").toFixed(2)}x | ${ratio("warmMicrosPerItem").toFixed(2)}x | ${fmt(med("json", "retainedMiB"))} / ${fmt(med("protobuf", "retainedMiB"))} | ` +
-          `${fmt(med("json", "peakMiB"))} / ${fmt(med("protobuf", "peakMiB"))} | ${ratio("peakMiB").toFixed(2)}x |`,
-      );
+      for (const name of present) {
+        const med = (figure: (typeof figures)[number]) => fmt(median(runs[name].map((run) => run[figure])));
+        const base = baselineOf[name];
+        const ratio = (figure: (typeof figures)[number]) =>
+          base === name ? "" : `${median(runs[base].map((b, round) => (runs[name][round] as Measurement)[figure] / b[figure])).toFixed(2)}x`;
+        console.log(
+          `| ${kind} | ${what} | ${n} | ${name} | ${med("coldMicrosPerItem")} | ${med("warmMicrosPerItem")} | ${med("retainedMiB")} | ${med("peakMiB")} | ${base === name ? "" : base} | ${ratio("coldMicrosPerItem")} | ${ratio("warmMicrosPerItem")} | ${ratio("peakMiB")} |`,
+        );
+      }
     }
   }
 }
