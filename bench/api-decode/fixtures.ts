@@ -72,13 +72,14 @@ export const decodePage: Record<Encoding, (kind: Kind, body: Uint8Array) => Deco
 /** decodeWatch decodes the first `limit` events of a recorded watch stream into their objects. */
 export const decodeWatch: Record<Encoding, (kind: Kind, stream: Uint8Array, limit: number) => unknown[]> = {
   json(_kind, stream, limit) {
-    // As the client reads it: text, split at newlines, one JSON.parse per event.
+    // As the client reads it: text (only as far as the last event asked for), split at newlines, one JSON.parse per event.
+    let end = 0;
+    for (let events = 0; events < limit && end < stream.length; events++) {
+      const newline = stream.indexOf(10, end);
+      end = newline === -1 ? stream.length : newline + 1;
+    }
     const objects: unknown[] = [];
-    const text = utf8.decode(stream);
-    for (let at = 0; at < text.length && objects.length < limit; ) {
-      const end = text.indexOf("\n", at);
-      const line = text.slice(at, end === -1 ? text.length : end);
-      at = end === -1 ? text.length : end + 1;
+    for (const line of utf8.decode(stream.subarray(0, end)).split("\n")) {
       if (line !== "") objects.push((JSON.parse(line) as { object: unknown }).object);
     }
     return objects;

@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { cachedObjectParsers } from "../../src/controller/cached-objects";
 import type { KubeObject } from "../../src/kube/objects/object-meta";
 import { Store } from "../../src/kube/store";
+import { measureInChild } from "../lib/measured-child";
 import { median } from "../lib/stats";
 import { decodePage, frames, kinds, listPagesFile, type Kind } from "./fixtures";
 
@@ -32,14 +33,7 @@ if (values.child !== undefined) {
     const runs: Record<Way, { objects: number; cpuMs: number }[]> = { parse: [], once: [] };
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const way of ways) {
-        const child = Bun.spawn([process.execPath, import.meta.path, "--fixtures", fixtures, "--child", way, "--kind", kind], {
-          env: { ...process.env, BUN_JSC_useDFGJIT: "0", BUN_JSC_useFTLJIT: "0" },
-          stdout: "pipe",
-          stderr: "inherit",
-        });
-        const out = await new Response(child.stdout).text();
-        if ((await child.exited) !== 0) throw new Error(`${kind} ${way} failed`);
-        runs[way].push(JSON.parse(out) as { objects: number; cpuMs: number });
+        runs[way].push(await measureInChild<{ objects: number; cpuMs: number }>(import.meta.path, ["--fixtures", fixtures, "--child", way, "--kind", kind]));
       }
     }
     const pairs = runs.parse.map((parse, round) => (runs.once[round] as { cpuMs: number }).cpuMs / parse.cpuMs);

@@ -11,6 +11,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { measureInChild } from "../lib/measured-child";
 import { median } from "../lib/stats";
 import { decoders, kinds, type DecoderName, type Kind } from "./fixtures";
 
@@ -29,17 +30,6 @@ interface Measurement {
 }
 const figures = ["coldMicrosPerItem", "warmMicrosPerItem", "retainedMiB", "peakMiB"] as const;
 
-async function measure(args: string[]): Promise<Measurement> {
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, "decode.ts"), ...args], {
-    env: { ...process.env, BUN_JSC_useDFGJIT: "0", BUN_JSC_useFTLJIT: "0" },
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const out = await new Response(child.stdout).text();
-  if ((await child.exited) !== 0) throw new Error(`decode.ts ${args.join(" ")} failed`);
-  return JSON.parse(out) as Measurement;
-}
-
 const fmt = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
 const names = Object.keys(decoders) as DecoderName[];
 /** Each decoder's ratio is taken against the JSON path that yields the same thing: bare objects, or the store's slim ones. */
@@ -53,7 +43,7 @@ for (const n of sizes) {
       const runs = Object.fromEntries(present.map((name) => [name, [] as Measurement[]])) as Record<DecoderName, Measurement[]>;
       for (let round = 0; round < rounds; round++) {
         for (const name of present) {
-          runs[name].push(await measure(["--fixtures", values.fixtures, "--kind", kind, "--decoder", name, "--what", what, "--n", String(n)]));
+          runs[name].push(await measureInChild<Measurement>(join(import.meta.dir, "decode.ts"), ["--fixtures", values.fixtures, "--kind", kind, "--decoder", name, "--what", what, "--n", String(n)]));
         }
       }
       for (const name of present) {
