@@ -34,13 +34,13 @@ const { values } = parseArgs({
     requests: { type: "string", default: "3000" },
     child: { type: "string" },
     server: { type: "string" },
-    token: { type: "string" },
+    "token-file": { type: "string" },
     ca: { type: "string" },
   },
 });
 
 if (values.child !== undefined) {
-  console.log(JSON.stringify(await patchLoop(values.child as Protocol, values.server ?? "", values.token ?? "", readFileSync(values.ca ?? "", "utf8"), Number(values.requests))));
+  console.log(JSON.stringify(await patchLoop(values.child as Protocol, values.server ?? "", readFileSync(values["token-file"] ?? "", "utf8"), readFileSync(values.ca ?? "", "utf8"), Number(values.requests))));
 } else {
   await compare(Number(values.rounds), Number(values.requests));
 }
@@ -96,12 +96,15 @@ async function compare(rounds: number, requests: number): Promise<void> {
     await createIfAbsent(admin, paths.csiNodes, csiNode("node-0", [{ name: "bench.csi.test", nodeID: "node-0-id" }]));
     await createIfAbsent(admin, paths.persistentVolumes, persistentVolume("pv-0", { driver: "bench.csi.test", volumeHandle: "vol-0" }));
     await createIfAbsent(admin, paths.volumeAttachments, volumeAttachment("va-0", "bench.csi.test", "node-0", "pv-0"));
+    // The token goes to the children in a file, not on their command lines.
     const caFile = `${cluster.dir}/fetch-protocol-ca.pem`;
+    const tokenFile = `${cluster.dir}/fetch-protocol-token`;
     await Bun.write(caFile, cluster.caPem);
+    await Bun.write(tokenFile, cluster.adminToken);
     const runs: Record<Protocol, Measurement[]> = { "http1.1": [], http2: [] };
     for (let round = 0; round < rounds; round++) {
       for (const protocol of protocols) {
-        const args = ["--child", protocol, "--server", cluster.server, "--token", cluster.adminToken, "--ca", caFile, "--requests", String(requests)];
+        const args = ["--child", protocol, "--server", cluster.server, "--token-file", tokenFile, "--ca", caFile, "--requests", String(requests)];
         runs[protocol].push(await measureInChild<Measurement>(import.meta.path, args));
       }
     }
