@@ -14,7 +14,7 @@ export interface ReflectorOptions<T extends KubeObject> {
   readonly path: string;
   /** Kind name for logs and errors. */
   readonly kind: string;
-  /** Validates one raw object into its slim form; throws ObjectSchemaError on a malformed one. */
+  /** Validates one raw object into its slim form; throws ObjectSchemaError on a malformed one. Not called for a version the store already holds (Store.parseUnlessCached). */
   readonly parse: (raw: unknown) => T;
   readonly store: Store<T>;
   readonly log: Logger;
