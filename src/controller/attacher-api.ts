@@ -17,7 +17,9 @@ export interface AttacherApiCaches {
  * against the API server, typed: VA patches, PV finalizer patches, Secrets.
  * Reads of VAs, PVs and CSINodes come from the stores instead. The server's
  * answer to a write goes into the store at once (Store.applyOwnWrite), parsed
- * as the watch's copy of it will be, so both are the same object shape.
+ * as the watch's copy of it will be, so both are the same object shape; a
+ * version the store already holds (its watch event came first) is not parsed
+ * again (Store.parseUnlessCached).
  */
 export class AttacherApi {
   constructor(
@@ -28,7 +30,7 @@ export class AttacherApi {
   /** patchVolumeAttachment sends a JSON merge patch to the VA or its status subresource and returns the server's new VA. */
   async patchVolumeAttachment(name: string, patch: object, subresource?: "status"): Promise<VolumeAttachment> {
     const path = `${volumeAttachmentsPath}/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ""}`;
-    const written = this.caches.parse.volumeAttachment(await this.client.patch<unknown>(path, "merge", patch));
+    const written = this.caches.vas.parseUnlessCached(await this.client.patch<unknown>(path, "merge", patch), this.caches.parse.volumeAttachment);
     this.caches.vas.applyOwnWrite(written);
     return written;
   }
@@ -36,7 +38,7 @@ export class AttacherApi {
   /** patchPersistentVolume sends a JSON patch (RFC 6902) to the PV and returns the server's new PV. */
   async patchPersistentVolume(name: string, operations: readonly JsonPatchOperation[]): Promise<PersistentVolume> {
     const path = `${persistentVolumesPath}/${encodeURIComponent(name)}`;
-    const written = this.caches.parse.persistentVolume(await this.client.patch<unknown>(path, "json", operations));
+    const written = this.caches.pvs.parseUnlessCached(await this.client.patch<unknown>(path, "json", operations), this.caches.parse.persistentVolume);
     this.caches.pvs.applyOwnWrite(written);
     return written;
   }

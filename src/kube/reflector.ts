@@ -14,7 +14,7 @@ export interface ReflectorOptions<T extends KubeObject> {
   readonly path: string;
   /** Kind name for logs and errors. */
   readonly kind: string;
-  /** Validates one raw object into its slim form; throws ObjectSchemaError on a malformed one. */
+  /** Validates one raw object into its slim form; throws ObjectSchemaError on a malformed one. Not called for a version the store already holds (Store.parseUnlessCached). */
   readonly parse: (raw: unknown) => T;
   readonly store: Store<T>;
   readonly log: Logger;
@@ -185,7 +185,7 @@ export class Reflector<T extends KubeObject> {
 
   private parseOrSkip(raw: unknown): T | undefined {
     try {
-      return this.options.parse(raw);
+      return this.options.store.parseUnlessCached(raw, this.options.parse);
     } catch (e: unknown) {
       // One malformed object must not stop the attacher for every other.
       this.options.log.error("Skipping malformed object", { kind: this.options.kind, err: e });

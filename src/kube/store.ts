@@ -151,6 +151,24 @@ export class Store<T extends KubeObject> {
     return this.unobservedOwnWrites.get(name);
   }
 
+  /**
+   * parseUnlessCached turns `raw`, an API object as the server sent it, into
+   * what the store keeps: the cached object itself when `raw` is the very
+   * version the cache holds (same name, same resourceVersion), else
+   * `parse(raw)`. A resourceVersion names one state of one object, so such a
+   * copy holds nothing the cached one lacks, and each version is validated
+   * once, on its way in: our write's answer and then its watch event (or the
+   * other way round) are one version, and so is every unchanged object of a
+   * relist. Anything else, a malformed object included, goes to `parse`,
+   * which names what is wrong with it.
+   */
+  parseUnlessCached(raw: unknown, parse: (raw: unknown) => T): T {
+    const { name, resourceVersion } = nameAndVersionOf(raw);
+    const cached = name === undefined ? undefined : this.items.get(name);
+    if (cached && resourceVersion !== undefined && cached.metadata.resourceVersion === resourceVersion) return cached;
+    return parse(raw);
+  }
+
   /** resync re-delivers every cached object as an update of itself (--resync). */
   resync(): void {
     for (const object of [...this.items.values()]) {
@@ -178,4 +196,19 @@ export function isNewerResourceVersion(candidate: string, current: string): bool
  */
 export function observes(cachedVersion: string, writtenVersion: string): boolean {
   return cachedVersion === writtenVersion || isNewerResourceVersion(cachedVersion, writtenVersion);
+}
+
+/**
+ * nameAndVersionOf reads metadata.name and a non-empty
+ * metadata.resourceVersion of an object not validated yet: either is
+ * undefined where it is missing or not a string.
+ */
+function nameAndVersionOf(raw: unknown): { name?: string; resourceVersion?: string } {
+  const metadata = typeof raw === "object" && raw !== null ? (raw as { metadata?: unknown }).metadata : undefined;
+  if (typeof metadata !== "object" || metadata === null) return {};
+  const { name, resourceVersion } = metadata as { name?: unknown; resourceVersion?: unknown };
+  return {
+    ...(typeof name === "string" ? { name } : {}),
+    ...(typeof resourceVersion === "string" && resourceVersion !== "" ? { resourceVersion } : {}),
+  };
 }

@@ -58,6 +58,20 @@ describe("attacher API", () => {
     expect({ cached: vas.get("va-3")?.metadata.resourceVersion, afterFirst, afterSecond: vas.unobservedOwnWrite("va-3") }).toEqual({ cached: "a3", afterFirst: "b7", afterSecond: "c9" });
   });
 
+  it("answers the watched VA itself when the watch delivered our write's version before the answer came", async () => {
+    const { api, vas, parse } = apiAnswering({ "/apis/storage.k8s.io/v1/volumeattachments/va-4": rawVa("va-4", "12") });
+    vas.upsert(parse.volumeAttachment(rawVa("va-4", "12")));
+    const watched = vas.get("va-4");
+    const written = await api.patchVolumeAttachment("va-4", { metadata: {} });
+    expect({ same: written === watched, cached: vas.get("va-4") === watched, unobserved: vas.unobservedOwnWrite("va-4") }).toEqual({ same: true, cached: true, unobserved: undefined });
+  });
+
+  it("still names what is wrong with a malformed answer to our write", async () => {
+    const { api, vas, parse } = apiAnswering({ "/apis/storage.k8s.io/v1/volumeattachments/va-5": { metadata: { name: "va-5", resourceVersion: "13" }, spec: { attacher: driver } } });
+    vas.upsert(parse.volumeAttachment(rawVa("va-5", "12")));
+    await expect(api.patchVolumeAttachment("va-5", { metadata: {} })).rejects.toThrow(/VolumeAttachment.*va-5.*spec\.nodeName/);
+  });
+
   it("caches a foreign PV our finalizer just left as the watch's stub, not whole", async () => {
     const raw = { metadata: { name: "pv-x", resourceVersion: "11", finalizers: ["kubernetes.io/pv-protection"] }, spec: { csi: { driver: "other.csi", volumeHandle: "v" } } };
     const { api, pvs, parse } = apiAnswering({ "/api/v1/persistentvolumes/pv-x": raw });

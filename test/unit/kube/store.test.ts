@@ -150,3 +150,56 @@ describe("store and our writes the cache does not show yet", () => {
     expect(store.unobservedOwnWrite("a")).toBeUndefined();
   });
 });
+
+describe("store and versions it already holds", () => {
+  /** A parser that records what it was asked to parse and fails on an object without a note, naming it. */
+  function countingParser() {
+    const parsed: string[] = [];
+    const parse = (raw: unknown): Thing => {
+      const object = raw as { metadata: { name: string; resourceVersion: string }; note?: string };
+      parsed.push(`${object.metadata.name}@${object.metadata.resourceVersion}`);
+      if (object.note === undefined) throw new Error(`${object.metadata.name}: note: missing`);
+      return thing(object.metadata.name, object.metadata.resourceVersion, `parsed ${object.note}`);
+    };
+    return { parse, parsed };
+  }
+
+  it("hands back the cached object for the very version it holds, without parsing it again", () => {
+    const { store } = recordingStore();
+    const { parse, parsed } = countingParser();
+    store.upsert(store.parseUnlessCached({ metadata: { name: "a", resourceVersion: "10" }, note: "first" }, parse));
+    const again = store.parseUnlessCached({ metadata: { name: "a", resourceVersion: "10" }, note: "copy" }, parse);
+    expect({ same: again === store.get("a"), note: again.note, parsed }).toEqual({ same: true, note: "parsed first", parsed: ["a@10"] });
+  });
+
+  it("parses another version, another name and an object without a version", () => {
+    const { store } = recordingStore();
+    const { parse, parsed } = countingParser();
+    store.upsert(thing("a", "10", "cached"));
+    const notes = [
+      store.parseUnlessCached({ metadata: { name: "a", resourceVersion: "11" }, note: "newer" }, parse).note,
+      store.parseUnlessCached({ metadata: { name: "b", resourceVersion: "10" }, note: "other" }, parse).note,
+      store.parseUnlessCached({ metadata: { name: "a", resourceVersion: "" }, note: "unversioned" }, parse).note,
+      store.parseUnlessCached({ metadata: { name: "a" }, note: "no version" }, parse).note,
+    ];
+    expect({ notes, parsed }).toEqual({ notes: ["parsed newer", "parsed other", "parsed unversioned", "parsed no version"], parsed: ["a@11", "b@10", "a@", "a@undefined"] });
+  });
+
+  it("leaves a malformed object to the parser, whose error names what is wrong", () => {
+    const { store } = recordingStore();
+    const { parse } = countingParser();
+    store.upsert(thing("a", "10", "cached"));
+    expect(() => store.parseUnlessCached({ metadata: { name: "a", resourceVersion: "11" } }, parse)).toThrow("a: note: missing");
+    expect(() => store.parseUnlessCached(null, (raw) => parse({ metadata: { name: String(raw), resourceVersion: "" } }))).toThrow("null: note: missing");
+  });
+
+  it("delivers the watch event of our own write, answered first, as the cached answer", () => {
+    const { store, events } = recordingStore();
+    const { parse, parsed } = countingParser();
+    store.upsert(thing("a", "10"));
+    const written = store.parseUnlessCached({ metadata: { name: "a", resourceVersion: "12" }, note: "answer" }, parse);
+    store.applyOwnWrite(written);
+    store.upsert(store.parseUnlessCached({ metadata: { name: "a", resourceVersion: "12" }, note: "watch copy" }, parse));
+    expect({ same: store.get("a") === written, events, parsed }).toEqual({ same: true, events: ["add a@10", "update 10->12"], parsed: ["a@12"] });
+  });
+});
