@@ -54,6 +54,8 @@ const usage = `usage: bun run bench/run.ts [options]
   --scale-foreign N         foreign PVs next to the scale scenario's own (default: the mode's)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios); "floor" alone runs
                             only Bun's floor client, in the floor and container-limit scenarios
+  --gc-log                  run the attachers with JSC's GC log (BUN_JSC_logGC=1): the throughput cycles report JS heap
+                            bytes allocated per VA cycle (Bun programs only; the log's writes cost some CPU)
   --floor-api fetch|http2   how the floor programs reach kube-apiserver: fetch (default), or node:http2 over TLS,
                             one session for every request and watch (issue 24's one HTTP stack)
   --keep-logs               keep the attachers' logs (default: deleted unless a run failed)
@@ -72,6 +74,7 @@ const { values: opts } = parseArgs({
     only: { type: "string" },
     kinds: { type: "string", default: "ours,go" },
     "floor-api": { type: "string", default: "fetch" },
+    "gc-log": { type: "boolean", default: false },
     "scale-n": { type: "string" },
     "container-limit-n": { type: "string" },
     "keep-logs": { type: "boolean", default: false },
@@ -162,7 +165,7 @@ const wallStart = performance.now();
 const startedAt = new Date().toISOString();
 /** Every report of this run goes to <out>/<start time>.{json,html,md}. */
 const reportStem = join(outDir, `${startedAt.slice(0, 16).replace(":", "")}${opts.label === undefined ? "" : `-${opts.label}`}`);
-note(`mode ${modeName}, ${roundsOfMode} round(s), ${driverKind} driver, driver latency ${driverLatencyMs} ms, floor API stack ${floorApi}`);
+note(`mode ${modeName}, ${roundsOfMode} round(s), ${driverKind} driver, driver latency ${driverLatencyMs} ms, floor API stack ${floorApi}${opts["gc-log"] ? ", JSC GC log on" : ""}`);
 if (driverKind === "mock" && onlyNames === undefined) note("--driver mock: running idle, throughput and limit only (the other scenarios need the fault driver)");
 
 // Binaries: the Go build is cached by version; ours is built from this tree
@@ -183,6 +186,8 @@ for (const binary of kinds.map((k) => binaries[k])) {
 }
 
 const ground = await startBenchGround(driverKind, driverLatencyMs, components.mockCsiDriver);
+// Set once the ground runs, so only the attachers started from here on read it (ours and the floor; Go ignores it).
+if (opts["gc-log"]) process.env["BUN_JSC_logGC"] = "1";
 const watch = await VaWatch.start(ground.cluster);
 const ctx = new BenchContext(ground, watch, verbosity);
 const scenarios: ScenarioResult[] = [];

@@ -18,7 +18,7 @@ import { runThroughput, throughputMetrics, type ThroughputParams } from "./throu
 
 export const floorMetrics: readonly MetricSpec[] = [
   ...idleMetrics.filter((m) => m.name !== "hwmMiB"),
-  ...throughputMetrics.filter((m) => ["cpuSecondsPer1000", "peakRssMiB", "attachSeconds", "detachSeconds"].includes(m.name)),
+  ...throughputMetrics.filter((m) => ["cpuSecondsPer1000", "peakRssMiB", "attachSeconds", "detachSeconds", "gcAllocatedKiBPerCycle", "gcCollections"].includes(m.name)),
   { name: "loadOnlyIdleRssMiB", unit: "MiB", better: "lower", description: "floor (a): VmRSS of a compiled program that only made one fetch over TLS and opened one node:http2 session, idle (floor row only)" },
   { name: "loadOnlyIdleAnonMiB", unit: "MiB", better: "lower", description: "floor (a): its RssAnon (floor row only)" },
 ];
@@ -36,10 +36,11 @@ export async function runFloorScenario(ctx: BenchContext, binary: AttacherBinary
     metrics: {
       ...pick(idle.metrics, ["idleRssMiB", "idleAnonMiB", "idleExecutableMiB", "idleOtherFileMiB"]),
       ...pick(cycle.metrics, ["cpuSecondsPer1000", "peakRssMiB", "attachSeconds", "detachSeconds"]),
+      ...pick(cycle.metrics, ["gcAllocatedKiBPerCycle", "gcCollections"].filter((n) => cycle.metrics[n] !== undefined)),
       ...(loadOnly === undefined ? {} : { loadOnlyIdleRssMiB: loadOnly.metrics["idleRssMiB"] ?? Number.NaN, loadOnlyIdleAnonMiB: loadOnly.metrics["idleAnonMiB"] ?? Number.NaN }),
     },
     ...(cycle.attachedCurve === undefined ? {} : { attachedCurve: cycle.attachedCurve }),
     ...(cycle.rssCurve === undefined ? {} : { rssCurve: cycle.rssCurve }),
-    notes: [...(loadOnly?.notes ?? []).map((line) => `load-only: ${line}`), ...(idle.notes ?? [])],
+    notes: [...(loadOnly?.notes ?? []).map((line) => `load-only: ${line}`), ...(idle.notes ?? []), ...(cycle.notes ?? [])],
   };
 }

@@ -6,6 +6,7 @@
 import type { AttacherBinary } from "../lib/attacher-under-test";
 import { rssCurve, round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
 import { createVas, prepareOwnPvs } from "../lib/bench-ground";
+import { tallyGcLog } from "../lib/jsc-gc-log";
 import type { MetricSpec, RunResult } from "../lib/results";
 
 /** ThroughputParams is one cell of the throughput matrix. */
@@ -20,6 +21,8 @@ export const throughputMetrics: readonly MetricSpec[] = [
   { name: "cpuSecondsPer1000", unit: "CPU s", better: "lower", description: "attacher user+sys CPU per 1,000 attach+detach cycles" },
   { name: "peakRssMiB", unit: "MiB", better: "lower", description: "VmHWM at the end of the run" },
   { name: "readyMs", unit: "ms", better: "lower", description: "exec to ready (no VAs waiting)" },
+  { name: "gcAllocatedKiBPerCycle", unit: "KiB", better: "lower", description: "JS heap bytes allocated per attach+detach cycle, ready to last VA gone, from JSC's GC log (--gc-log; Bun programs only, bench/lib/jsc-gc-log.ts)" },
+  { name: "gcCollections", unit: "GCs", better: "lower", description: "JSC collections in the cycle (--gc-log)" },
 ];
 
 /**
@@ -35,6 +38,7 @@ export async function runThroughput(ctx: BenchContext, binary: AttacherBinary, r
   try {
     const readyMs = await attacher.waitReady();
     ctx.watch.forget();
+    const logAtReady = attacher.logBytes();
     const cpuStart = attacher.cpuSeconds();
     const t0 = performance.now();
     // Throughput at the default limits is ~1-2 VA/s: give it time.
@@ -46,6 +50,9 @@ export async function runThroughput(ctx: BenchContext, binary: AttacherBinary, r
     const detachMs = await ctx.cleanUp(names, attacher, `${label} ${binary.kind}`, timeoutMs);
     const cpu = attacher.cpuSeconds() - cpuStart;
     const attachSeconds = (attachedAt - t0) / 1000;
+    // Under --gc-log: the collections after ready, counted from the heap the last one before it left.
+    const beforeReady = tallyGcLog((await Bun.file(attacher.process.stderrPath).slice(0, logAtReady).text()), 0);
+    const gc = tallyGcLog(await attacher.logSince(logAtReady), beforeReady.lastHeapKb);
     return {
       kind: binary.kind,
       round,
@@ -56,7 +63,9 @@ export async function runThroughput(ctx: BenchContext, binary: AttacherBinary, r
         cpuSecondsPer1000: round3((cpu * 1000) / params.volumes),
         peakRssMiB: round3(attacher.hwmBytes() / 1048576),
         readyMs: Math.round(readyMs),
+        ...(gc.collections === 0 ? {} : { gcAllocatedKiBPerCycle: round3(gc.allocatedBytes / 1024 / params.volumes), gcCollections: gc.collections }),
       },
+      ...(gc.collections === 0 ? {} : { notes: [`${binary.kind} r${round}: ${gc.collections} collections after ready, ${gc.byThreshold} of them by the allocation threshold; ${round3(gc.allocatedBytes / 1048576)} MiB allocated before them`] }),
       attachedCurve: ctx.attachedCurve(names, t0),
       rssCurve: rssCurve(attacher),
     };
