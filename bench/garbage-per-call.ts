@@ -3,7 +3,7 @@
  * floor client's way and ours, to say where the bench's garbage per VA
  * cycle (`bench/run.ts --gc-log`) comes from (issue 24).
  *
- *   bun run bench/garbage-per-call.ts [calls=50000]
+ *   bun run bench/garbage-per-call.ts [calls=200000]
  *
  * Each step runs `calls` times in a synchronous loop in a child `bun` with
  * JSC's GC log on and Bun's GC timer off (BUN_JSC_logGC=1,
@@ -13,7 +13,7 @@
  * last (bench/lib/jsc-gc-log.ts); start-up's allocations are collected
  * before the loop. What the last eden held when the loop
  * ended is not counted: at most ~8 MiB over all calls, under 3% at the
- * default count. The objects are a VA and a PV as kube-apiserver sends them
+ * default count for steps of ~2 KB. The objects are a VA and a PV as kube-apiserver sends them
  * in the watch after an attach (managedFields included).
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -84,7 +84,7 @@ const parsers = cachedObjectParsers(driver);
 let sink: unknown;
 const loopMarker = "garbage-per-call: the loop starts";
 
-const [stepName, callsText] = [process.env["GARBAGE_STEP"], process.argv[2] ?? "50000"];
+const [stepName, callsText] = [process.env["GARBAGE_STEP"], process.argv[2] ?? "200000"];
 const calls = Number(callsText);
 if (stepName !== undefined) {
   // The child: one step, in a loop no timer interrupts.

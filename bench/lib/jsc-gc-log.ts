@@ -1,24 +1,23 @@
 /**
- * Garbage per VA cycle, read from JavaScriptCore's own GC log
- * (`BUN_JSC_logGC=1`, which the bench sets for the attachers under
- * `--gc-log`, with Bun's GC timer off, BUN_GC_TIMER_DISABLE=1, so that
- * the allocation threshold asks for most collections; a compiled Bun
- * binary reads both at start like `bun` does, and our re-exec keeps them).
- * JSC prints, per collection:
+ * Garbage per VA cycle, read from JavaScriptCore's own GC log. Under
+ * `bench/run.ts --gc-log` the Bun programs under test run with
+ * BUN_JSC_logGC=1 BUN_JSC_useGenerationalGC=0 BUN_GC_TIMER_DISABLE=1 (a
+ * compiled binary reads them at start like `bun` does; our re-exec keeps
+ * them): every collection is then a full one that the allocation threshold
+ * asked for, and JSC logs its own count of the bytes allocated since the
+ * last one, extra memory (array buffers, strings' backing stores) included:
  *
  *   Requesting GC because bytes allocated this cycle: 8400394 exceed bytes allowed: ...
- *   [GC<0x...>: START M 8944kb => EdenCollection, ... => 175kb, p=... END]
+ *   [GC<0x...>: START M 8944kb => FullCollection, ... => 175kb, p=... END]
  *
- * The first line (only for collections the allocation threshold asked for)
- * is JSC's own count of the bytes allocated since the last collection,
- * extra memory (array buffers, strings' backing stores) included. A
- * collection without it (the GC timer's, a full collection after an eden
- * one) is counted as the growth of the heap's capacity since the last
- * collection ended (START's kb minus the previous END's `=> kb`), a lower
- * bound: it came 10-19% below JSC's count where both were known (an
- * attacher's 1,000-VA cycle). What is allocated after
- * the last collection is not counted: up to one eden (about 8 MiB) per
- * run, so the figure is for cycles of hundreds of VAs or more.
+ * (a concurrent collection logs its START and END lines apart). With
+ * eden collections or Bun's GC timer on, most collections come from a timer
+ * and carry no count; for those the heap's growth since the last one ended
+ * (START's kb minus the previous END's) stands in, a lower bound that
+ * varied 1.5-2x with the GC schedule on an attacher's 1,000-VA cycle. The
+ * stretch counted runs from the first collection after its start to the
+ * last one in it, so it can be off by one threshold's bytes at either end:
+ * the figure is for cycles of hundreds of VAs or more.
  */
 
 /** GcTally is what the GC lines of one stretch of a log add up to. */
