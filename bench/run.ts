@@ -56,8 +56,8 @@ const usage = `usage: bun run bench/run.ts [options]
                             only Bun's floor client, in the floor and container-limit scenarios
   --gc-log                  run the Bun programs with JSC's GC log, without eden collections or Bun's GC timer
                             (BUN_JSC_logGC=1 BUN_JSC_useGenerationalGC=0 BUN_GC_TIMER_DISABLE=1): the throughput cycles
-                            report JS heap bytes allocated per VA cycle; their memory and CPU figures are then not
-                            comparable with other runs
+                            report JS heap bytes allocated per VA cycle (a lower bound; compare within one run);
+                            their memory and CPU figures are then not comparable with other runs
   --floor-api fetch|http2   how the floor programs reach kube-apiserver: fetch (default), or node:http2 over TLS,
                             one session for every request and watch (issue 24's one HTTP stack)
   --keep-logs               keep the attachers' logs (default: deleted unless a run failed)
@@ -189,7 +189,7 @@ for (const binary of kinds.map((k) => binaries[k])) {
 
 const ground = await startBenchGround(driverKind, driverLatencyMs, components.mockCsiDriver);
 // Set once the ground runs, so only the attachers started from here on read them (ours and the floor; Go ignores them).
-// Every collection a full one asked for by JSC's allocation threshold (no eden, no Bun GC timer): its log line counts the bytes exactly (bench/lib/jsc-gc-log.ts).
+// Full collections only, none from Bun's timer: fewer, longer stretches between them for the count (bench/lib/jsc-gc-log.ts).
 if (opts["gc-log"]) Object.assign(process.env, { BUN_JSC_logGC: "1", BUN_JSC_useGenerationalGC: "0", BUN_GC_TIMER_DISABLE: "1" });
 const watch = await VaWatch.start(ground.cluster);
 const ctx = new BenchContext(ground, watch, verbosity);

@@ -3,21 +3,25 @@
  * `bench/run.ts --gc-log` the Bun programs under test run with
  * BUN_JSC_logGC=1 BUN_JSC_useGenerationalGC=0 BUN_GC_TIMER_DISABLE=1 (a
  * compiled binary reads them at start like `bun` does; our re-exec keeps
- * them): every collection is then a full one that the allocation threshold
- * asked for, and JSC logs its own count of the bytes allocated since the
- * last one, extra memory (array buffers, strings' backing stores) included:
+ * them): every collection is a full one, none comes from Bun's timer.
+ * JSC logs, per collection:
  *
  *   Requesting GC because bytes allocated this cycle: 8400394 exceed bytes allowed: ...
  *   [GC<0x...>: START M 8944kb => FullCollection, ... => 175kb, p=... END]
  *
- * (a concurrent collection logs its START and END lines apart). With
- * eden collections or Bun's GC timer on, most collections come from a timer
- * and carry no count; for those the heap's growth since the last one ended
- * (START's kb minus the previous END's) stands in, a lower bound that
- * varied 1.5-2x with the GC schedule on an attacher's 1,000-VA cycle. The
- * stretch counted runs from the first collection after its start to the
- * last one in it, so it can be off by one threshold's bytes at either end:
- * the figure is for cycles of hundreds of VAs or more.
+ * (a concurrent collection logs its START and END lines apart). The first
+ * line, JSC's own count of the bytes allocated since the last collection
+ * (extra memory such as array buffers included), comes only with a
+ * collection the allocation threshold asked for: all of them in a
+ * synchronous loop (bench/garbage-per-call.ts), almost none in an
+ * attacher, whose collections JSC's own timer asks for first. Without it
+ * the heap's growth since the last collection ended (START's kb minus the
+ * previous END's) stands in: a lower bound, which on a 1,000-VA cycle gave
+ * the same ours/floor ratio (1.6-2.0x) under three GC settings, its
+ * absolute value varying up to 2x with the schedule. Bytes allocated
+ * after a stretch's last collection are not counted and bytes before its
+ * first may be: the figure is for cycles of hundreds of VAs or more, and
+ * compares programs within one run.
  */
 
 /** GcTally is what the GC lines of one stretch of a log add up to. */
