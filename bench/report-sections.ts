@@ -22,7 +22,7 @@ import { runLimit } from "./scenarios/limit";
 import { idleMetrics, memoryMetrics, runIdle, runMemory } from "./scenarios/memory";
 import { createBoundClaims, createControllerManagedNodes, podsMetrics, runPods } from "./scenarios/pods";
 import { restoreDriver, runScale, scaleMetrics, type ScaleParams } from "./scenarios/scale";
-import { runThroughput, throughputMetrics } from "./scenarios/throughput";
+import { runThroughput, throughputMetrics, withGcMetrics } from "./scenarios/throughput";
 
 /** How one section's runs go: which attachers, a bare-client limit run beside them, the floor client too, how many rounds. */
 export interface ScenarioOptions {
@@ -94,7 +94,7 @@ async function floorSection(run: BenchRun): Promise<void> {
     "floor",
     `Bun's floor: idle, then ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
     { ...params },
-    floorMetrics,
+    withGcMetrics(floorMetrics),
     [
       "floor = bench/floor/bare-attacher.ts (the same API writes and CSI calls per VA, a GET of the PV and CSINode per VA instead of caches, no queue); load-only = bench/floor/load-only.ts",
       floorApiNote(),
@@ -141,7 +141,7 @@ async function runThroughputCells(run: BenchRun, scraper: BenchMonitoring | unde
       `throughput-w${params.workers}-q${params.qps}`,
       `Throughput, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
       { ...params, driverLatencyMs, driver: run.driverKind },
-      throughputMetrics,
+      withGcMetrics(throughputMetrics),
       [...(limited ? run.qpsNote : []), ...(scraper === undefined ? [] : ["both attachers ran with --http-endpoint, scraped by Prometheus every second for the dashboard's panels in this report"])],
       (b, r) => runThroughput(ctx, b, r, params, scraper?.endpointArgs(b.kind)),
       { attachers: wanted("throughput"), ...(withLimit ? { limit: (r: number) => runLimit(ctx, r, params) } : {}) },

@@ -18,7 +18,7 @@ import { runThroughput, throughputMetrics, type ThroughputParams } from "./throu
 
 export const floorMetrics: readonly MetricSpec[] = [
   ...idleMetrics.filter((m) => m.name !== "hwmMiB"),
-  ...throughputMetrics.filter((m) => ["cpuSecondsPer1000", "peakRssMiB", "attachSeconds", "detachSeconds", "gcAllocatedKiBPerCycle", "gcCollections"].includes(m.name)),
+  ...throughputMetrics.filter((m) => ["cpuSecondsPer1000", "peakRssMiB", "attachSeconds", "detachSeconds"].includes(m.name)),
   { name: "loadOnlyIdleRssMiB", unit: "MiB", better: "lower", description: "floor (a): VmRSS of a compiled program that only made one fetch over TLS and opened one node:http2 session, idle (floor row only)" },
   { name: "loadOnlyIdleAnonMiB", unit: "MiB", better: "lower", description: "floor (a): its RssAnon (floor row only)" },
 ];
