@@ -22,7 +22,7 @@ import { runLimit } from "./scenarios/limit";
 import { idleMetrics, memoryMetrics, runIdle, runMemory } from "./scenarios/memory";
 import { createBoundClaims, createControllerManagedNodes, podsMetrics, runPods } from "./scenarios/pods";
 import { restoreDriver, runScale, scaleMetrics, type ScaleParams } from "./scenarios/scale";
-import { runThroughput, throughputMetrics } from "./scenarios/throughput";
+import { runThroughput, throughputMetrics, withGcMetrics } from "./scenarios/throughput";
 
 /** How one section's runs go: which attachers, a bare-client limit run beside them, the floor client too, how many rounds. */
 export interface ScenarioOptions {
@@ -80,6 +80,11 @@ async function idleSection(run: BenchRun): Promise<void> {
  * so its idle is only comparable with ours before the memory scenario's
  * foreign PVs (which stay) and the own PVs of throughput exist.
  */
+/** floorApiNote says how this run's floor programs reach kube-apiserver (run.ts's --floor-api). */
+function floorApiNote(): string {
+  return `the floor reaches kube-apiserver over ${process.env["FLOOR_API_STACK"] === "http2" ? "node:http2 (one TLS session, requests and the watch as its streams)" : "fetch"}`;
+}
+
 async function floorSection(run: BenchRun): Promise<void> {
   const { ctx, floor } = run;
   const params = run.mode.floor;
@@ -89,8 +94,11 @@ async function floorSection(run: BenchRun): Promise<void> {
     "floor",
     `Bun's floor: idle, then ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
     { ...params },
-    floorMetrics,
-    ["floor = bench/floor/bare-attacher.ts (the same API writes and CSI calls per VA, a GET of the PV and CSINode per VA instead of caches, no queue); load-only = bench/floor/load-only.ts"],
+    withGcMetrics(floorMetrics),
+    [
+      "floor = bench/floor/bare-attacher.ts (the same API writes and CSI calls per VA, a GET of the PV and CSINode per VA instead of caches, no queue); load-only = bench/floor/load-only.ts",
+      floorApiNote(),
+    ],
     (b, r) => runFloorScenario(ctx, b, r, params, loadOnly),
     { withFloor: true },
   );
@@ -133,7 +141,7 @@ async function runThroughputCells(run: BenchRun, scraper: BenchMonitoring | unde
       `throughput-w${params.workers}-q${params.qps}`,
       `Throughput, ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
       { ...params, driverLatencyMs, driver: run.driverKind },
-      throughputMetrics,
+      withGcMetrics(throughputMetrics),
       [...(limited ? run.qpsNote : []), ...(scraper === undefined ? [] : ["both attachers ran with --http-endpoint, scraped by Prometheus every second for the dashboard's panels in this report"])],
       (b, r) => runThroughput(ctx, b, r, params, scraper?.endpointArgs(b.kind)),
       { attachers: wanted("throughput"), ...(withLimit ? { limit: (r: number) => runLimit(ctx, r, params) } : {}) },
@@ -191,6 +199,7 @@ async function containerLimitSection(run: BenchRun): Promise<void> {
       containerLimitMetrics,
       [
         "each run in its own memory cgroup, page cache dropped before each exec; a limit holds when exec-to-last-VA-gone ends within max(2x, +2 s) the unconstrained time, with no OOM kill and the process alive",
+        floorApiNote(),
       ],
       // Our attacher finishes a failed cycle of any kind: it retries, and uses the same finalizer.
       (b, r) => runContainerLimit(ctx, b, r, params, run.binaries.ours),

@@ -52,7 +52,14 @@ const usage = `usage: bun run bench/run.ts [options]
   --container-limit-n A,B   the N of the container-limit scenario, at the full mode's shape (10 workers, 8 MiB steps),
                             in any mode (default: the mode's; full: 30,300,1000)
   --scale-foreign N         foreign PVs next to the scale scenario's own (default: the mode's)
-  --kinds ours,go           which attachers to run (default both; one alone gives no ratios)
+  --kinds ours,go           which attachers to run (default both; one alone gives no ratios); "floor" alone runs
+                            only Bun's floor client, in the floor and container-limit scenarios
+  --gc-log                  run the Bun programs with JSC's GC log, without eden collections or Bun's GC timer
+                            (BUN_JSC_logGC=1 BUN_JSC_useGenerationalGC=0 BUN_GC_TIMER_DISABLE=1): the throughput cycles
+                            report JS heap bytes allocated per VA cycle (a lower bound; compare within one run);
+                            their memory and CPU figures are then not comparable with other runs
+  --floor-api fetch|http2   how the floor programs reach kube-apiserver: fetch (default), or node:http2 over TLS,
+                            one session for every request and watch (issue 24's one HTTP stack)
   --keep-logs               keep the attachers' logs (default: deleted unless a run failed)
   --out DIR                 where reports go (default bench/results, quick/smoke: bench/results/scratch)
   --label NAME              appended to the report's file names (<date>-NAME.json), e.g. container-limit
@@ -68,6 +75,8 @@ const { values: opts } = parseArgs({
     "driver-latency-ms": { type: "string", default: "0" },
     only: { type: "string" },
     kinds: { type: "string", default: "ours,go" },
+    "floor-api": { type: "string", default: "fetch" },
+    "gc-log": { type: "boolean", default: false },
     "scale-n": { type: "string" },
     "container-limit-n": { type: "string" },
     "keep-logs": { type: "boolean", default: false },
@@ -123,7 +132,12 @@ const only = new Set(onlyNames ?? (driverKind === "mock" ? mockScenarios : allSc
 const outDir = resolve(opts.out ?? join(repoRoot, "bench/results", modeName === "full" ? "" : "scratch"));
 const wanted = (id: string) => only.has(id);
 const kinds = opts.kinds.split(",").filter((k): k is "ours" | "go" => k === "ours" || k === "go");
-if (kinds.length === 0) throw new Error(`--kinds must name ours and/or go, not ${JSON.stringify(opts.kinds)}`);
+// --kinds floor: the floor's two stacks A/B against each other (--floor-api) without an attacher's runs.
+if (kinds.length === 0 && opts.kinds !== "floor") throw new Error(`--kinds must name ours and/or go, or floor alone, not ${JSON.stringify(opts.kinds)}`);
+const floorApi = opts["floor-api"];
+if (floorApi !== "fetch" && floorApi !== "http2") throw new Error(`--floor-api must be fetch or http2, not ${JSON.stringify(floorApi)}`);
+// The floor programs read it at start (bench/floor/floor-connections.ts); the attachers ignore it.
+if (floorApi === "http2") process.env["FLOOR_API_STACK"] = "http2";
 
 function positiveInt(flag: string, text: string): number {
   const n = Number(text);
@@ -153,7 +167,7 @@ const wallStart = performance.now();
 const startedAt = new Date().toISOString();
 /** Every report of this run goes to <out>/<start time>.{json,html,md}. */
 const reportStem = join(outDir, `${startedAt.slice(0, 16).replace(":", "")}${opts.label === undefined ? "" : `-${opts.label}`}`);
-note(`mode ${modeName}, ${roundsOfMode} round(s), ${driverKind} driver, driver latency ${driverLatencyMs} ms`);
+note(`mode ${modeName}, ${roundsOfMode} round(s), ${driverKind} driver, driver latency ${driverLatencyMs} ms, floor API stack ${floorApi}${opts["gc-log"] ? ", JSC GC log on" : ""}`);
 if (driverKind === "mock" && onlyNames === undefined) note("--driver mock: running idle, throughput and limit only (the other scenarios need the fault driver)");
 
 // Binaries: the Go build is cached by version; ours is built from this tree
@@ -174,6 +188,9 @@ for (const binary of kinds.map((k) => binaries[k])) {
 }
 
 const ground = await startBenchGround(driverKind, driverLatencyMs, components.mockCsiDriver);
+// Set once the ground runs, so only the attachers started from here on read them (ours and the floor; Go ignores them).
+// Full collections only, none from Bun's timer: fewer, longer stretches between them for the count (bench/lib/jsc-gc-log.ts).
+if (opts["gc-log"]) Object.assign(process.env, { BUN_JSC_logGC: "1", BUN_JSC_useGenerationalGC: "0", BUN_GC_TIMER_DISABLE: "1" });
 const watch = await VaWatch.start(ground.cluster);
 const ctx = new BenchContext(ground, watch, verbosity);
 const scenarios: ScenarioResult[] = [];

@@ -135,15 +135,24 @@ async function main(): Promise<void> {
   const info = fromBinary(GetPluginInfoResponseSchema, await grpcUnary(session, "/csi.v1.Identity/GetPluginInfo", toBinary(GetPluginInfoRequestSchema, create(GetPluginInfoRequestSchema))));
   driver = info.name;
   finalizer = finalizerName(driver);
-  // A watch without a resourceVersion first sends every existing VA as ADDED: that is the only "list".
-  const watch = await apiFetch(target, "/apis/storage.k8s.io/v1/volumeattachments?watch=1", { long: true });
   process.stderr.write('"Floor ready"\n');
+  // kube-apiserver ends a watch it finds too slow to read (a loaded machine's 300-VA burst did): watch again, as any client does.
+  for (;;) {
+    await watchVas();
+    process.stderr.write("floor: the watch ended; watching again\n");
+  }
+}
+
+/** watchVas hands every event of one VA watch to onEvent until the server ends it. */
+async function watchVas(): Promise<void> {
+  // A watch without a resourceVersion first sends every existing VA as ADDED: that is the only "list" (handled VAs are skipped).
+  const watch = await apiFetch(target, "/apis/storage.k8s.io/v1/volumeattachments?watch=1", { long: true });
   const reader = watch.body?.getReader();
   const decoder = new TextDecoder();
   let buffered = "";
   for (;;) {
     const chunk = await reader?.read();
-    if (chunk === undefined || chunk.done) break;
+    if (chunk === undefined || chunk.done) return;
     buffered += decoder.decode(chunk.value, { stream: true });
     let newline = buffered.indexOf("\n");
     while (newline >= 0) {
@@ -156,8 +165,6 @@ async function main(): Promise<void> {
       newline = buffered.indexOf("\n");
     }
   }
-  process.stderr.write("floor: the watch ended\n");
-  process.exit(1);
 }
 
 main().catch((e: unknown) => {

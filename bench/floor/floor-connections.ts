@@ -4,6 +4,11 @@
  * kube-apiserver with a bearer token, and one `node:http2` session to the
  * CSI driver's Unix socket carrying gRPC unary calls. Nothing else is
  * loaded: no kubeconfig library, no Connect, no validation.
+ *
+ * With FLOOR_API_STACK=http2 in the environment (the bench's
+ * `--floor-api http2`) kube-apiserver is reached over `node:http2` too, as
+ * client-go does: one TLS session, every request and watch a stream on it,
+ * so the program keeps one HTTP client hot instead of two (issue 24).
  */
 import * as http2 from "node:http2";
 import * as net from "node:net";
@@ -31,9 +36,23 @@ export async function readApiTarget(kubeconfigPath: string): Promise<ApiTarget> 
   return { server: cluster.server, caPem: Buffer.from(cluster["certificate-authority-data"], "base64").toString("utf8"), token };
 }
 
-/** apiFetch sends one request to kube-apiserver; a status >= 300 throws with the answer's text. */
-export async function apiFetch(target: ApiTarget, path: string, init: { method?: string; contentType?: string; body?: string; long?: boolean } = {}): Promise<Response> {
-  const res = await fetch(`${target.server}${path}`, {
+/** ApiRequest is one request to kube-apiserver; `long` marks a watch. */
+interface ApiRequest {
+  method?: string;
+  contentType?: string;
+  body?: string;
+  long?: boolean;
+}
+
+/** apiFetch sends one request to kube-apiserver over the stack FLOOR_API_STACK names; a status >= 300 throws with the answer's text. */
+export async function apiFetch(target: ApiTarget, path: string, init: ApiRequest = {}): Promise<Response> {
+  const res = process.env["FLOOR_API_STACK"] === "http2" ? await http2Request(target, path, init) : await fetchRequest(target, path, init);
+  if (res.status >= 300) throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${await res.text()}`);
+  return res;
+}
+
+function fetchRequest(target: ApiTarget, path: string, init: ApiRequest): Promise<Response> {
+  return fetch(`${target.server}${path}`, {
     method: init.method ?? "GET",
     headers: { Authorization: `Bearer ${target.token}`, Accept: "application/json", ...(init.contentType === undefined ? {} : { "Content-Type": init.contentType }) },
     ...(init.body === undefined ? {} : { body: init.body }),
@@ -41,8 +60,51 @@ export async function apiFetch(target: ApiTarget, path: string, init: { method?:
     // A watch may stay quiet for minutes: Bun would end it as idle.
     ...(init.long === true ? { timeout: false } : {}),
   });
-  if (res.status >= 300) throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${await res.text()}`);
-  return res;
+}
+
+/** The one HTTP/2 session to kube-apiserver, opened at the first request and again after it ends. */
+let apiSession: http2.ClientHttp2Session | undefined;
+
+function apiSessionFor(target: ApiTarget): http2.ClientHttp2Session {
+  if (apiSession === undefined || apiSession.closed || apiSession.destroyed) {
+    const session = http2.connect(target.server, { ca: target.caPem });
+    // A failed session fails its streams; the next request opens a new one.
+    session.on("error", () => undefined);
+    apiSession = session;
+  }
+  return apiSession;
+}
+
+/** http2Request sends one request as a stream of the shared session; a watch's body streams, any other answer is read whole first. */
+function http2Request(target: ApiTarget, path: string, init: ApiRequest): Promise<Response> {
+  const stream = apiSessionFor(target).request({
+    ":method": init.method ?? "GET",
+    ":path": path,
+    authorization: `Bearer ${target.token}`,
+    accept: "application/json",
+    ...(init.contentType === undefined ? {} : { "content-type": init.contentType }),
+  });
+  stream.end(init.body);
+  return new Promise((resolve, reject) => {
+    stream.once("error", reject);
+    stream.once("response", (headers) => {
+      const status = Number(headers[":status"]);
+      if (init.long === true) {
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            stream.on("data", (chunk: Buffer) => controller.enqueue(chunk));
+            stream.on("end", () => controller.close());
+            stream.on("error", (e: unknown) => controller.error(e));
+          },
+        });
+        resolve(new Response(body, { status }));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("end", () => resolve(new Response(Buffer.concat(chunks), { status })));
+    });
+  });
 }
 
 /** connectDriver opens one HTTP/2 session over the driver's socket and resolves once it is connected. */

@@ -36,10 +36,11 @@ export async function runFloorScenario(ctx: BenchContext, binary: AttacherBinary
     metrics: {
       ...pick(idle.metrics, ["idleRssMiB", "idleAnonMiB", "idleExecutableMiB", "idleOtherFileMiB"]),
       ...pick(cycle.metrics, ["cpuSecondsPer1000", "peakRssMiB", "attachSeconds", "detachSeconds"]),
+      ...pick(cycle.metrics, ["gcAllocatedKiBPerCycle", "gcCollections"].filter((n) => cycle.metrics[n] !== undefined)),
       ...(loadOnly === undefined ? {} : { loadOnlyIdleRssMiB: loadOnly.metrics["idleRssMiB"] ?? Number.NaN, loadOnlyIdleAnonMiB: loadOnly.metrics["idleAnonMiB"] ?? Number.NaN }),
     },
     ...(cycle.attachedCurve === undefined ? {} : { attachedCurve: cycle.attachedCurve }),
     ...(cycle.rssCurve === undefined ? {} : { rssCurve: cycle.rssCurve }),
-    notes: [...(loadOnly?.notes ?? []).map((line) => `load-only: ${line}`), ...(idle.notes ?? [])],
+    notes: [...(loadOnly?.notes ?? []).map((line) => `load-only: ${line}`), ...(idle.notes ?? []), ...(cycle.notes ?? [])],
   };
 }
