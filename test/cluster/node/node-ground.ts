@@ -89,7 +89,8 @@ export class NodeGround implements AsyncDisposable {
         }
         await waitForCondition(() => this.containerd.runningTasks() === 0, { description: "the kubelet to stop every pod's containers", timeoutMs: 30_000, intervalMs: 200 });
       } catch (e: unknown) {
-        process.stderr.write(`node ground: pods did not all stop through the kubelet (${errorMessage(e)}); killing their containers\n`);
+        // Which tasks outlived their pods is what explains it (a container past its grace period, a sandbox the kubelet kept).
+        process.stderr.write(`node ground: pods did not all stop through the kubelet (${errorMessage(e)}); killing their containers:\n${this.containerd.ctr(["tasks", "ls"])}\n`);
       }
       await this.kubelet.stop();
       this.containerd.killAllTasks();
