@@ -89,8 +89,7 @@ export class NodeGround implements AsyncDisposable {
         }
         await waitForCondition(() => this.containerd.runningTasks() === 0, { description: "the kubelet to stop every pod's containers", timeoutMs: 30_000, intervalMs: 200 });
       } catch (e: unknown) {
-        // Which tasks outlived their pods is what explains it (a container past its grace period, a sandbox the kubelet kept).
-        process.stderr.write(`node ground: pods did not all stop through the kubelet (${errorMessage(e)}); killing their containers:\n${this.containerd.ctr(["tasks", "ls"])}\n`);
+        process.stderr.write(`node ground: pods did not all stop through the kubelet (${errorMessage(e)}); killing their containers:\n${this.remainingTasks()}\n`);
       }
       await this.kubelet.stop();
       this.containerd.killAllTasks();
@@ -101,6 +100,15 @@ export class NodeGround implements AsyncDisposable {
       this.#unregisterExitHook();
     })();
     return this.#stopping;
+  }
+
+  /** The tasks containerd still has, as `ctr tasks ls` lists them: which outlived their pods is what explains a slow stop. */
+  private remainingTasks(): string {
+    try {
+      return this.containerd.ctr(["tasks", "ls"]);
+    } catch (e: unknown) {
+      return `(ctr tasks ls failed: ${errorMessage(e)})`;
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
