@@ -2,6 +2,7 @@ import { $ } from "bun";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { dropPageCache } from "../../bench/lib/memory-cgroup";
 import { leaderElectionLeaseName } from "../../src/leader/lease-name";
 import { AdminClient, type KubeObject } from "../cluster/admin-client";
 import { ensureComponents, type ComponentPaths } from "../cluster/components";
@@ -10,14 +11,19 @@ import { fixedHostPaths } from "../cluster/node/host-paths";
 import { startNodePlugin } from "../cluster/node/node-plugin";
 import { nodeClusterOptions, nodeImages, startNodeGround, type NodeGround } from "../cluster/node/node-ground";
 import { mockDriverDeployment, type DeploymentJson } from "../cluster/node/mock-driver-deployment";
+import { nodeLockHolder } from "../cluster/node/node-lock";
 import { nodeGroundProblem } from "../cluster/node/node-prerequisites";
 import { packStaticImage } from "../cluster/node/static-image";
 import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
 import { applyObjects } from "./support/apply-manifest";
 import { attacherContainerName } from "./support/deployment-manifest";
 import { persistentVolume } from "./support/objects";
+import { csiTestClient } from "./support/csi-test-client";
+import { createSharedVolumes } from "./support/mock-driver-volumes";
 import { attachmentName, attachRequiredCsiDriver, claimFor, claimingPod, podPaths } from "./support/pod-objects";
+import { parseSamples } from "./support/prometheus-text";
 import { readRbacManifest } from "./support/rbac-manifest";
+import { recommendedMemoryLimit } from "./support/readme-memory-limits";
 
 /**
  * deploy/kubernetes/rbac.yaml and deployment.yaml on a real node: a kubelet
@@ -30,7 +36,7 @@ import { readRbacManifest } from "./support/rbac-manifest";
  * The node ground takes host paths the kubelet and containerd fix, so one
  * node runs per machine: this is the only test file that starts one, and a
  * second start (a person's `bun run start --with-node` at the same time)
- * fails naming the paths in use.
+ * fails naming the process whose ground holds the node lock (node-lock.ts).
  */
 const driverName = "node-ground.csi.test";
 const imageArchive = join(import.meta.dir, "../../dist/csi-attacher-image.tar");
@@ -38,6 +44,8 @@ const imageArchive = join(import.meta.dir, "../../dist/csi-attacher-image.tar");
 const qualifiedImage = "docker.io/library/bun-csi-attacher:latest";
 const memoryLimitBytes = 128 * 1024 * 1024;
 const nonroot = 65532;
+/** The smallest row of README's memory table (an edge or k3s cluster), whose limit the tight-memory test runs at. */
+const edgeVolumeCount = 30;
 
 let components: ComponentPaths;
 let cluster: TestCluster | undefined;
@@ -46,13 +54,17 @@ let admin: AdminClient;
 let namespace: string;
 let readyAt = 0;
 /** The driver's node side, once the volume test started it. */
-let nodePlugin: { stop(): Promise<void> } | undefined;
+let nodePlugin: Awaited<ReturnType<typeof startNodePlugin>> | undefined;
 
+/** A container state as the kubelet reports it; `terminated.reason` is "OOMKilled" when the kernel killed it at its limit. */
+interface ContainerStateJson {
+  terminated?: { reason?: string; exitCode?: number };
+}
 interface PodJson extends KubeObject {
   status?: {
     phase?: string;
     podIP?: string;
-    containerStatuses?: { name: string; ready: boolean; restartCount: number; containerID?: string; image: string }[];
+    containerStatuses?: { name: string; ready: boolean; restartCount: number; containerID?: string; image: string; state?: ContainerStateJson; lastState?: ContainerStateJson }[];
   };
 }
 interface LeaseJson extends KubeObject {
@@ -68,10 +80,23 @@ async function attacherPods(): Promise<PodJson[]> {
   return pods.items.filter((pod) => pod.metadata?.deletionTimestamp === undefined);
 }
 
-function attacherStatus(pod: PodJson) {
-  const status = pod.status?.containerStatuses?.find((container) => container.name === attacherContainerName);
-  if (status === undefined) throw new Error(`pod ${pod.metadata?.name} has no ${attacherContainerName} status`);
+function containerStatus(pod: PodJson, name: string) {
+  const status = pod.status?.containerStatuses?.find((container) => container.name === name);
+  if (status === undefined) throw new Error(`pod ${pod.metadata?.name} has no ${name} status`);
   return status;
+}
+
+function attacherStatus(pod: PodJson) {
+  return containerStatus(pod, attacherContainerName);
+}
+
+/** memoryCgroupDir is the cgroup v1 memory directory a process runs in (the kubelet makes one per container). */
+function memoryCgroupDir(pid: number): string {
+  const memoryCgroup = readFileSync(`/proc/${pid}/cgroup`, "utf8")
+    .split("\n")
+    .map((line) => line.split(":"))
+    .find((fields) => fields[1]?.split(",").includes("memory"))?.[2];
+  return join("/sys/fs/cgroup/memory", memoryCgroup ?? "/nowhere");
 }
 
 function leasePath(): string {
@@ -92,7 +117,7 @@ async function attacherLogs(): Promise<string> {
     .join("");
 }
 
-/** createClaimedPod creates a PV for one of the mock driver's volumes ("1" to "3", in both its processes), a claim bound to it, and a Pod using it. */
+/** createClaimedPod creates a PV for one of the mock driver's volumes (see mock-driver-volumes.ts), a claim bound to it, and a Pod using it. */
 async function createClaimedPod(name: string, volumeHandle: string): Promise<void> {
   await admin.create("/api/v1/persistentvolumes", persistentVolume(`pv-${name}`, { driver: driverName, volumeHandle }));
   await admin.create(podPaths.claims(namespace), claimFor(`claim-${name}`, `pv-${name}`));
@@ -143,6 +168,53 @@ async function deleteLeaderThenAttach(pod: string, volumeHandle: string): Promis
   }
 }
 
+/** The host's way to a pod's csi-driver socket: through the container task's root, at the path the attacher's ADDRESS names. */
+function driverSocket(pod: PodJson, address: string): string {
+  if (node === undefined) throw new Error("the node ground did not start");
+  return `/proc/${node.containerd.taskPid(containerStatus(pod, "csi-driver").containerID ?? "")}/root${address}`;
+}
+
+/** publishedVolumes lists the IDs the mock driver on `socket` holds published to `nodeId` (it records a publish as the key "<nodeID>/dev"). */
+async function publishedVolumes(socket: string, nodeId: string): Promise<string[]> {
+  const listing = await csiTestClient(socket).listVolumes({});
+  return listing.entries.filter((entry) => entry.volume?.volumeContext[`${nodeId}/dev`] !== undefined).map((entry) => entry.volume?.volumeId ?? "");
+}
+
+/** oomKilledContainers names each container of `pods` whose state or last state the kubelet reports as OOMKilled. */
+function oomKilledContainers(pods: readonly PodJson[]): string[] {
+  return pods.flatMap((pod) =>
+    (pod.status?.containerStatuses ?? [])
+      .filter((container) => [container.state, container.lastState].some((state) => state?.terminated?.reason === "OOMKilled"))
+      .map((container) => `${pod.metadata?.name}/${container.name}`),
+  );
+}
+
+/**
+ * sampleAttacherMemory reads an attacher's own memory metrics every second
+ * until stopped, and keeps the highest: its resident set and the anonymous
+ * part of it (the rest is the binary's pages, which the kernel can evict
+ * under the limit).
+ */
+function sampleAttacherMemory(podIP: string): { stop(): { residentBytes: number; anonymousBytes: number } } {
+  const peaks = { residentBytes: 0, anonymousBytes: 0 };
+  const sample = async () => {
+    const samples = parseSamples(await (await fetch(`http://${podIP}:8080/metrics`)).text());
+    const value = (name: string) => samples.find((found) => found.name === name)?.value ?? 0;
+    peaks.residentBytes = Math.max(peaks.residentBytes, value("process_resident_memory_bytes"));
+    peaks.anonymousBytes = Math.max(peaks.anonymousBytes, value("csi_attacher_resident_anonymous_memory_bytes"));
+  };
+  const timer = setInterval(() => {
+    // A missed sample only lowers the peak reported, never a result asserted.
+    sample().catch(() => undefined);
+  }, 1000);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peaks;
+    },
+  };
+}
+
 async function waitForReadyReplicas(count: number): Promise<void> {
   await admin.waitFor<DeploymentJson>(deploymentPath(), (deployment) => deployment?.status?.readyReplicas === count && deployment.status.replicas === count, 120_000);
 }
@@ -160,7 +232,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await nodePlugin?.stop();
+  await nodePlugin?.process.stop();
   await node?.stop();
   await cluster?.stop();
 });
@@ -170,6 +242,13 @@ describe("the Deployment as written, on a kubelet and containerd", () => {
     if (node === undefined) throw new Error("the node ground did not start");
     node.containerd.importImage(imageArchive);
     expect(node.containerd.imageNames()).toContain(qualifiedImage);
+  });
+
+  it("refuses a second node ground on the machine, naming the process whose ground runs", async () => {
+    if (cluster === undefined) throw new Error("the cluster did not start");
+    await expect(startNodeGround({ cluster, components })).rejects.toThrow(`the node ground of process ${process.pid} (`);
+    // Refused before it touched anything: the running ground still holds the lock and its node stays Ready.
+    expect(nodeLockHolder()?.pid).toBe(process.pid);
   });
 
   it("runs rbac.yaml and deployment.yaml (only the csi-driver container swapped): both replicas Running and Ready from the imported image", async () => {
@@ -200,11 +279,7 @@ describe("the Deployment as written, on a kubelet and containerd", () => {
         .split("\n")
         .map((line) => line.split(" "))
         .find((fields) => fields[4] === "/");
-      const memoryCgroup = readFileSync(`/proc/${pid}/cgroup`, "utf8")
-        .split("\n")
-        .map((line) => line.split(":"))
-        .find((fields) => fields[1]?.split(",").includes("memory"))?.[2];
-      const limit = Number(readFileSync(join("/sys/fs/cgroup/memory", memoryCgroup ?? "/nowhere", "memory.limit_in_bytes"), "utf8"));
+      const limit = Number(readFileSync(join(memoryCgroupDir(pid), "memory.limit_in_bytes"), "utf8"));
       expect({ uid: status["Uid"]?.split(/\s+/)[0], gid: status["Gid"]?.split(/\s+/)[0], root: rootMount?.[5]?.split(",")[0], limit }).toEqual({
         uid: String(nonroot),
         gid: String(nonroot),
@@ -246,7 +321,7 @@ describe("the Deployment as written, on a kubelet and containerd", () => {
   it("gives a Pod its volume: the kubelet registers the driver's node side, the attach/detach controller asks, our attacher publishes with the CSINode's node ID; deleting the Pod detaches", async () => {
     if (node === undefined || cluster === undefined) throw new Error("the node ground did not start");
     const plugin = await startNodePlugin({ binary: components.mockCsiDriver, driverName, nodeName: node.nodeName, admin, logDir: join(cluster.dir, "node") });
-    nodePlugin = plugin.process;
+    nodePlugin = plugin;
     await admin.create(podPaths.csiDrivers, attachRequiredCsiDriver(driverName));
     await createClaimedPod("app-1", "1");
     const vaPath = volumeAttachmentPath("1");
@@ -301,5 +376,110 @@ describe("the Deployment as written, on a kubelet and containerd", () => {
     const { takeoverMs, attachedMs, leaseMs } = await deleteLeaderThenAttach("app-3", "3");
     console.log(`Go sidecar: leader pod deleted to another replica holding the Lease ${Math.round(takeoverMs)} ms, to the next Pod's volume attached ${Math.round(attachedMs)} ms (lease duration ${leaseMs} ms)`);
     expect((await admin.get<VolumeAttachmentJson>(volumeAttachmentPath("3"))).status?.attached).toBe(true);
+  });
+
+  it(`attaches and detaches ${edgeVolumeCount} Pods' volumes at once with the attacher's limits.memory at README's figure for ${edgeVolumeCount} VAs: no container OOMKilled, no attacher restart`, async () => {
+    if (node === undefined || nodePlugin === undefined) throw new Error("the node ground or the driver's node side did not start");
+    const limit = recommendedMemoryLimit(edgeVolumeCount);
+    // deployment.yaml as written again (our image, not the Go one of the test above), the attacher's limit set as README's table says.
+    const wanted = mockDriverDeployment(driverName);
+    const attacher = wanted.spec.template.spec.containers.find((container) => container.name === attacherContainerName);
+    const address = attacher?.env?.find((variable) => variable.name === "ADDRESS")?.value;
+    if (attacher?.resources?.limits === undefined || address === undefined) throw new Error("deployment.yaml's attacher has no resources.limits or no ADDRESS");
+    attacher.resources.limits["memory"] = limit.quantity;
+    const deployment = await admin.get<DeploymentJson>(deploymentPath());
+    deployment.spec.template = wanted.spec.template;
+    // No process of ours runs now (the replicas run the Go sidecar): with the page cache dropped, our replicas read the
+    // binary again and their containers are charged for its pages, as on a node that has not run it yet (or whose cache
+    // let it go), and as the bench's container-limit scenario measured the table's figures.
+    dropPageCache();
+    const rolloutStarted = performance.now();
+    await admin.replace(deploymentPath(), deployment);
+    const leaderOf = async (pods: readonly PodJson[]) => {
+      const holder = (await admin.get<LeaseJson>(leasePath())).spec?.holderIdentity;
+      return pods.find((pod) => pod.metadata?.name === holder);
+    };
+    await waitForCondition(
+      async () => {
+        const pods = await attacherPods();
+        const ours = pods.every((pod) => attacherStatus(pod).image === qualifiedImage && pod.status?.containerStatuses?.every((container) => container.ready) === true);
+        return pods.length === 2 && ours && (await leaderOf(pods)) !== undefined;
+      },
+      { description: "two Ready replicas of ours, one of them holding the Lease", timeoutMs: 180_000, intervalMs: 500 },
+    );
+    const replicas = await attacherPods();
+    const leader = await leaderOf(replicas);
+    if (leader === undefined) throw new Error("the Lease holder changed as the rollout ended");
+    const replicaPids = replicas.map((pod) => node?.containerd.taskPid(attacherStatus(pod).containerID ?? "") ?? 0);
+    const cgroups = replicaPids.map((pid) => memoryCgroupDir(pid));
+    expect(cgroups.map((dir) => Number(readFileSync(join(dir, "memory.limit_in_bytes"), "utf8")))).toEqual([limit.bytes, limit.bytes]);
+    console.log(`${limit.quantity}: Go replicas replaced by ours in ${Math.round(performance.now() - rolloutStarted)} ms`);
+
+    // The volumes, made as a provisioner makes them, in the driver of each replica and in its node side.
+    const names = Array.from({ length: edgeVolumeCount }, (_, i) => `edge-${String(i + 1).padStart(2, "0")}`);
+    const leaderSocket = driverSocket(leader, address);
+    const volumeIds = await createSharedVolumes([nodePlugin.socket, ...replicas.map((pod) => driverSocket(pod, address))], names);
+    const attachments = new Set(volumeIds.map((volumeId) => attachmentName(volumeId, driverName, node?.nodeName ?? "")));
+    const ownAttachments = async () => (await admin.list<VolumeAttachmentJson>("/apis/storage.k8s.io/v1/volumeattachments")).items.filter((va) => attachments.has(va.metadata?.name ?? ""));
+    const ownPods = async () => (await admin.list<PodJson>(podPaths.pods(namespace))).items.filter((pod) => names.includes(pod.metadata?.name ?? ""));
+    let oomKilled: string[] = [];
+
+    const memory = sampleAttacherMemory(leader.status?.podIP ?? "");
+    const started = performance.now();
+    await Promise.all(names.map((name, i) => createClaimedPod(name, volumeIds[i] ?? "")));
+    await waitForCondition(
+      async () => {
+        const pods = await ownPods();
+        oomKilled = [...new Set([...oomKilled, ...oomKilledContainers([...pods, ...(await attacherPods())])])];
+        return pods.filter((pod) => pod.status?.phase === "Running").length === edgeVolumeCount && (await ownAttachments()).filter((va) => va.status?.attached === true).length === edgeVolumeCount;
+      },
+      { description: `${edgeVolumeCount} Pods Running with their volumes attached`, timeoutMs: 300_000, intervalMs: 1000 },
+    );
+    const runningMs = performance.now() - started;
+    const publishedWhileRunning = await publishedVolumes(leaderSocket, nodePlugin.nodeId);
+
+    await Promise.all(names.map((name) => admin.delete(podPaths.pod(namespace, name))));
+    await waitForCondition(async () => (await ownAttachments()).length === 0 && (await ownPods()).length === 0, {
+      description: `the ${edgeVolumeCount} Pods and their VolumeAttachments gone`,
+      timeoutMs: 300_000,
+      intervalMs: 1000,
+    });
+    const goneMs = performance.now() - started;
+    const peaks = memory.stop();
+    const cgroupFigure = (dir: string, file: string) => Number(readFileSync(join(dir, file), "utf8"));
+    const containerPeaks = replicas.map(
+      (pod, i) =>
+        `${pod === leader ? "the leader's" : "the standby's"} ${(cgroupFigure(cgroups[i] ?? "", "memory.max_usage_in_bytes") / 2 ** 20).toFixed(1)} MiB (${cgroupFigure(cgroups[i] ?? "", "memory.failcnt")} charges refused at the limit)`,
+    );
+    console.log(
+      `${limit.quantity}, ${edgeVolumeCount} Pods created at once: all Running with their volumes attached in ${Math.round(runningMs)} ms, all deleted and every VA gone ${Math.round(goneMs - runningMs)} ms later; ` +
+        `the leader's peak resident ${(peaks.residentBytes / 2 ** 20).toFixed(1)} MiB (anonymous ${(peaks.anonymousBytes / 2 ** 20).toFixed(1)} MiB); ` +
+        `the containers' peaks since they started, the binary's pages each read first included: ${containerPeaks.join(", ")}`,
+    );
+
+    // Every volume published while its Pod ran, and unpublished once when it went.
+    const logs = await attacherLogs();
+    const count = (line: string) => logs.split(line).length - 1;
+    expect({ publishedWhileRunning: publishedWhileRunning.filter((id) => volumeIds.includes(id)).sort(), publishedNow: (await publishedVolumes(leaderSocket, nodePlugin.nodeId)).filter((id) => volumeIds.includes(id)) }).toEqual({
+      publishedWhileRunning: [...volumeIds].sort(),
+      publishedNow: [],
+    });
+    expect([...attachments].map((va) => [count(`"Attached" va="${va}"`), count(`"Detached" va="${va}"`)])).toEqual([...attachments].map(() => [1, 1]));
+    // No container killed at its limit, and the replicas that did the work are the ones that started, never restarted.
+    const after = await attacherPods();
+    oomKilled = [...new Set([...oomKilled, ...oomKilledContainers([...after, ...(await admin.list<PodJson>(podPaths.pods(namespace))).items])])];
+    expect({
+      oomKilled,
+      oomKillsInCgroups: cgroups.map((dir) => /^oom_kill (\d+)$/m.exec(readFileSync(join(dir, "memory.oom_control"), "utf8"))?.[1]),
+      replicas: after.map((pod) => [pod.metadata?.name, ...(pod.status?.containerStatuses ?? []).map((container) => [container.name, container.restartCount, container.lastState?.terminated?.reason ?? "none"])]),
+    }).toEqual({
+      oomKilled: [],
+      oomKillsInCgroups: ["0", "0"],
+      replicas: replicas.map((pod) => [
+        pod.metadata?.name,
+        [attacherContainerName, 0, "none"],
+        ["csi-driver", 0, "none"],
+      ]),
+    });
   });
 });

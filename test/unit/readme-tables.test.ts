@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { flagsMarkdown, flagsTableMarkers } from "../../src/cli/flags-markdown";
 import { metricsMarkdown, metricsTableMarkers } from "../../src/metrics/metrics-markdown";
+import { recommendedMemoryLimit } from "../e2e/support/readme-memory-limits";
 
 const readme = readFileSync(join(import.meta.dir, "../../README.md"), "utf8");
 
@@ -19,5 +20,17 @@ describe("README.md generated tables (run `bun run readme:flags` after changing 
 
   it("shows the metrics of the metric table", () => {
     expect(section(metricsTableMarkers)).toBe(metricsMarkdown());
+  });
+});
+
+describe("README.md's memory table, which test/e2e/real-node reads its limit from", () => {
+  it("gives a limits.memory quantity for each size, growing with the number of VAs", () => {
+    const limits = [30, 300, 1000, 3000, 10000].map((volumeAttachments) => recommendedMemoryLimit(volumeAttachments));
+    expect(limits.every((limit) => /^\d+Mi$/.test(limit.quantity) && limit.bytes === Number.parseInt(limit.quantity) * 2 ** 20)).toBe(true);
+    expect(limits.map((limit) => limit.bytes)).toEqual(limits.map((limit) => limit.bytes).sort((a, b) => a - b));
+  });
+
+  it("names the size it has no row for", () => {
+    expect(() => recommendedMemoryLimit(31)).toThrow("has no row for 31 VAs");
   });
 });

@@ -25,6 +25,7 @@ interface DeploymentContainer {
   args?: string[];
   env?: { name: string; value?: string }[];
   readinessProbe?: unknown;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
 }
 
 /** mockDriverDeployment reads deployment.yaml and swaps its csi-driver container for the mock driver named `driverName`. */

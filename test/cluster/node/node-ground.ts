@@ -5,7 +5,8 @@
  * with the controllers pods need, and a bridge pod network, so that
  * manifests are applied as on a real cluster and a real kubelet starts
  * their pods. It takes the host paths the kubelet and containerd fix
- * (host-paths.ts): one node ground per machine, and stop() removes them.
+ * (host-paths.ts): one node ground per machine, which holds the node lock
+ * while it runs (node-lock.ts), and stop() removes them.
  *
  * Start the cluster with {@link nodeClusterOptions}, then {@link startNodeGround}.
  */
@@ -21,6 +22,7 @@ import { startContainerd, type Containerd } from "./containerd";
 import { run } from "./host-commands";
 import { fixedHostPaths, killOrphanedContainers, removeHostPaths, removeKubepodsCgroups } from "./host-paths";
 import { startKubelet } from "./kubelet";
+import { NodeLock } from "./node-lock";
 import { cniBinDir, nodeGroundProblem } from "./node-prerequisites";
 import { ApiServiceRoute, writeCniConfig } from "./pod-network";
 import { packStaticImage } from "./static-image";
@@ -59,11 +61,13 @@ export class NodeGround implements AsyncDisposable {
     private readonly admin: AdminClient,
     /** Where the mock CSI driver's image says its binary is. */
     readonly mockCsiDriverEntrypoint: string,
+    private readonly lock: NodeLock,
   ) {
     this.#unregisterExitHook = onProcessExit(() => {
       killOrphanedContainers();
       route.remove();
       removeNodeHostState();
+      lock.release();
     });
   }
 
@@ -85,16 +89,26 @@ export class NodeGround implements AsyncDisposable {
         }
         await waitForCondition(() => this.containerd.runningTasks() === 0, { description: "the kubelet to stop every pod's containers", timeoutMs: 30_000, intervalMs: 200 });
       } catch (e: unknown) {
-        process.stderr.write(`node ground: pods did not all stop through the kubelet (${errorMessage(e)}); killing their containers\n`);
+        process.stderr.write(`node ground: pods did not all stop through the kubelet (${errorMessage(e)}); killing their containers:\n${this.remainingTasks()}\n`);
       }
       await this.kubelet.stop();
       this.containerd.killAllTasks();
       await this.containerd.stop();
       this.route.remove();
       removeNodeHostState();
+      this.lock.release();
       this.#unregisterExitHook();
     })();
     return this.#stopping;
+  }
+
+  /** The tasks containerd still has, as `ctr tasks ls` lists them: which outlived their pods is what explains a slow stop. */
+  private remainingTasks(): string {
+    try {
+      return this.containerd.ctr(["tasks", "ls"]);
+    } catch (e: unknown) {
+      return `(ctr tasks ls failed: ${errorMessage(e)})`;
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -137,18 +151,37 @@ export interface NodeGroundOptions {
 /**
  * startNodeGround makes `cluster` a node and resolves once its Node is
  * Ready without the not-ready taint. Throws at once, saying what is
- * missing, on a machine that cannot host it (nodeGroundProblem).
+ * missing, on a machine that cannot host it (nodeGroundProblem), or
+ * naming the process whose ground runs already (node-lock.ts).
  */
 export async function startNodeGround(options: NodeGroundOptions): Promise<NodeGround> {
-  const problem = nodeGroundProblem();
-  if (problem !== undefined) throw new Error(problem);
+  const { lock, deadHolder } = NodeLock.take();
+  try {
+    if (deadHolder !== undefined) {
+      process.stderr.write(`node ground: process ${deadHolder}, whose ground held the node lock, is gone; removing what its ground left\n`);
+      killOrphanedContainers();
+      removeNodeHostState();
+    }
+    const problem = nodeGroundProblem();
+    if (problem !== undefined) throw new Error(problem);
+    // Without recursion: a containerd of the machine's own that started since the check fails us here, before we touch its state.
+    mkdirSync(fixedHostPaths.containerdState);
+  } catch (e: unknown) {
+    lock.release();
+    throw e;
+  }
   const { cluster, components } = options;
   const nodeName = options.nodeName ?? "node-ground";
   const dir = join(cluster.dir, "node");
   const admin = new AdminClient(cluster);
-  // Claimed first, without recursion: of two grounds starting at once, one fails here.
-  mkdirSync(fixedHostPaths.containerdState);
-  const started: { stop(): void | Promise<void> }[] = [{ stop: () => removeNodeHostState() }];
+  const started: { stop(): void | Promise<void> }[] = [
+    {
+      stop: () => {
+        removeNodeHostState();
+        lock.release();
+      },
+    },
+  ];
   try {
     for (const path of Object.values(fixedHostPaths)) mkdirSync(path, { recursive: true });
     process.stderr.write(`node ground: created ${Object.values(fixedHostPaths).join(", ")} (paths the kubelet and containerd fix); stopping the ground removes them\n`);
@@ -184,7 +217,7 @@ export async function startNodeGround(options: NodeGroundOptions): Promise<NodeG
       },
       { description: `Node ${nodeName} Ready and schedulable`, timeoutMs: options.readyTimeoutMs ?? 120_000, intervalMs: 200, watch: [kubelet, containerd.process, scheduler, controllerManager.process] },
     );
-    return new NodeGround(nodeName, containerd, kubelet, scheduler, controllerManager, route, admin, mockCsiDriverEntrypoint);
+    return new NodeGround(nodeName, containerd, kubelet, scheduler, controllerManager, route, admin, mockCsiDriverEntrypoint, lock);
   } catch (e: unknown) {
     for (const part of started) await part.stop();
     throw new Error(`starting the node ground failed (logs in ${dir}): ${errorMessage(e)}`, { cause: e });

@@ -25,16 +25,21 @@ interface CsiNodeJson extends KubeObject {
   spec?: { drivers?: { name: string; nodeID: string }[] };
 }
 
-/** startNodePlugin starts the node side and resolves with it and the node ID once the kubelet has registered the driver in the CSINode. */
-export async function startNodePlugin(options: NodePluginOptions): Promise<{ process: ManagedProcess; nodeId: string }> {
+/**
+ * startNodePlugin starts the node side and resolves with it, the socket it
+ * serves CSI on and the node ID once the kubelet has registered the driver
+ * in the CSINode.
+ */
+export async function startNodePlugin(options: NodePluginOptions): Promise<{ process: ManagedProcess; socket: string; nodeId: string }> {
   const socketDir = join(fixedHostPaths.kubeletRoot, "plugins", options.driverName);
   mkdirSync(socketDir, { recursive: true });
+  const socket = join(socketDir, "csi.sock");
   const process = spawnManaged({
     name: `node-plugin-${options.driverName}`,
     logDir: options.logDir,
     command: [
       options.binary,
-      `--endpoint=${join(socketDir, "csi.sock")}`,
+      `--endpoint=${socket}`,
       `--name=${options.driverName}`,
       `--kubelet-registration-path=${join(fixedHostPaths.kubeletRoot, "plugins_registry", `${options.driverName}-reg.sock`)}`,
     ],
@@ -48,5 +53,5 @@ export async function startNodePlugin(options: NodePluginOptions): Promise<{ pro
     },
     { description: `the kubelet to register ${options.driverName} in CSINode ${options.nodeName}`, timeoutMs: 30_000, intervalMs: 200, watch: [process] },
   );
-  return { process, nodeId: nodeId ?? "" };
+  return { process, socket, nodeId: nodeId ?? "" };
 }

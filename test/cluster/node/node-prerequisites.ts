@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fixedHostPaths, hostPathsInUse } from "./host-paths";
+import { heldBy, nodeLockHolder, nodeLockPath } from "./node-lock";
 
 /** Where Debian's containernetworking-plugins puts the plugins. */
 export const cniBinDir = "/usr/lib/cni";
@@ -29,12 +30,16 @@ export function nodeGroundProblems(): string[] {
   for (const plugin of ["bridge", "host-local"]) {
     if (!existsSync(join(cniBinDir, plugin))) problems.push(`${join(cniBinDir, plugin)} is missing (Debian package containernetworking-plugins)`);
   }
-  const inUse = hostPathsInUse();
+  const holder = nodeLockHolder();
+  if (holder?.alive === true && holder.pid !== process.pid) problems.push(heldBy(holder));
+  // A dead ground's lock: the ground that takes it over removes what that one left.
+  const inUse = holder === undefined ? hostPathsInUse() : [];
   if (inUse.length > 0) {
     problems.push(
-      `${inUse.join(", ")} already exist: another node ground runs (only one can: these paths are fixed), ` +
-        `or one was killed before it could remove them; with no kubelet or containerd running, remove them ` +
-        `(unmount what is mounted under them first) and run again`,
+      `${inUse.join(", ")} already exist though no node ground holds ${nodeLockPath}: a kubelet or containerd of this ` +
+        `machine's own uses them (the node ground cannot run beside one: these paths are fixed), or a ground was killed ` +
+        `and its lock removed by hand; with no kubelet or containerd running, remove them (unmount what is mounted under ` +
+        `them first) and run again`,
     );
   }
   return problems;
