@@ -56,6 +56,19 @@ async function advance(clock: FakeClock, ms: number): Promise<void> {
   }
 }
 
+/** A standby elector running against a Lease that "other" holds (4 s, 7 transitions); hasStarted says whether it began leading. */
+function standbyBehindOther() {
+  const clock = new FakeClock();
+  const lease = new MemoryLease();
+  const held: LeaderElectionRecord = { holderIdentity: "other", leaseDurationSeconds: 4, acquireTime: "", renewTime: "r0", leaseTransitions: 7 };
+  lease.record = held;
+  let started = false;
+  void elector(lease, clock).run(new AbortController().signal, async () => {
+    started = true;
+  });
+  return { clock, lease: lease as MemoryLease & { record: LeaderElectionRecord }, hasStarted: () => started };
+}
+
 describe("leader elector loop", () => {
   it("creates a missing lease, starts leading, and renews every retry period", async () => {
     const clock = new FakeClock();
@@ -92,33 +105,19 @@ describe("leader elector loop", () => {
   });
 
   it("keeps a standby waiting while the holder renews, and takes over once it falls silent for the lease duration", async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    lease.record = { holderIdentity: "other", leaseDurationSeconds: 4, acquireTime: "", renewTime: "r0", leaseTransitions: 7 };
-    const le = elector(lease, clock);
-    let started = false;
-    void le.run(new AbortController().signal, async () => {
-      started = true;
-    });
+    const { clock, lease, hasStarted } = standbyBehindOther();
     for (let i = 1; i <= 5; i++) {
       lease.record = { ...lease.record, renewTime: `r${i}` };
       await advance(clock, 1_000);
     }
-    expect(started).toBe(false);
+    expect(hasStarted()).toBe(false);
     await advance(clock, 4_000 + 2_000);
-    expect(started).toBe(true);
+    expect(hasStarted()).toBe(true);
     expect(lease.record).toMatchObject({ holderIdentity: "me", leaseTransitions: 8 });
   });
 
   it("never takes a renewed lease from its holder when the wall clock jumps forward: expiry is judged on the monotonic clock", async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    lease.record = { holderIdentity: "other", leaseDurationSeconds: 4, acquireTime: "", renewTime: "r0", leaseTransitions: 7 };
-    const le = elector(lease, clock);
-    let started = false;
-    void le.run(new AbortController().signal, async () => {
-      started = true;
-    });
+    const { clock, lease, hasStarted } = standbyBehindOther();
     // The holder renews every 2 s, well inside its 4 s; the standby reads the same record twice between renewals.
     for (let i = 1; i <= 5; i++) {
       await advance(clock, 1_000);
@@ -126,7 +125,7 @@ describe("leader elector loop", () => {
       await advance(clock, 1_000);
       lease.record = { ...lease.record, renewTime: `r${i}` };
     }
-    expect(started).toBe(false);
+    expect(hasStarted()).toBe(false);
     expect(lease.record.holderIdentity).toBe("other");
   });
 
