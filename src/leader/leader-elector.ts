@@ -232,13 +232,40 @@ export class LeaderElector implements LeaderElectionStatus {
     return true;
   }
 
-  /** release gives the lease up (empty holder, 1 s duration) if we hold it, so a standby need not wait it out. */
+  /**
+   * release gives the lease up (empty holder, 1 s duration) if we hold it,
+   * so a standby need not wait it out. It reads the Lease first, as
+   * client-go's release does: the stop can cut short a renewal that
+   * kube-apiserver had already applied, and a PUT over our copy, a version
+   * behind, only got 409 Conflict while the standby waited the whole lease
+   * out (leader-election.test.ts on a loaded machine). Where client-go goes
+   * by its last observation, the read decides here whether we hold it: a
+   * Lease that names another holder is not ours to empty.
+   */
   private async release(): Promise<void> {
     if (this.observation === undefined || !this.isLeader()) return;
-    const released = releasedRecord(this.observation.record, this.options.clock.now());
+    const { identity, renewDeadlineMs, clock } = this.options;
     const never = new AbortController().signal;
     try {
-      await withDeadline(never, this.options.renewDeadlineMs, (attempt) => this.options.lock.update(released, attempt), this.options.clock);
+      const released = await withDeadline(
+        never,
+        renewDeadlineMs,
+        async (attempt) => {
+          const current = await this.options.lock.get(attempt);
+          if (current.holderIdentity !== identity) {
+            this.observation = observe(this.observation, current, clock.now());
+            return undefined;
+          }
+          const record = releasedRecord(current, clock.now());
+          await this.options.lock.update(record, attempt);
+          return record;
+        },
+        clock,
+      );
+      if (released === undefined) {
+        this.log.info("Lease held by another replica, nothing to release", { holder: this.observation?.record.holderIdentity });
+        return;
+      }
       this.setObserved(released);
       this.log.info("Released leader lease");
     } catch (e: unknown) {

@@ -53,7 +53,22 @@ export class AttacherSupervisor {
     await victim.process.exited;
   }
 
-  /** waitForNext resolves once an attacher newer than `incarnation` has synced its caches. */
+  /**
+   * lastLeftByDriverLoss, asked once the driver died and before it comes
+   * back, is the last incarnation that must be replaced: the running one if
+   * it had reached that driver (logged its name), since it exits by design,
+   * or the current one if none runs. One still starting (started just
+   * before, e.g. back from losing its Lease, and not past the driver's
+   * probe) reaches the next driver and has no reason to exit, so the
+   * incarnation before it.
+   */
+  lastLeftByDriverLoss(): number {
+    const { process } = this.current;
+    const stillStarting = process.running && !/"CSI driver name"/.test(this.current.log());
+    return stillStarting ? this.#incarnation - 1 : this.#incarnation;
+  }
+
+  /** waitForNext resolves once an attacher newer than `incarnation` is up (has logged its ready line). */
   async waitForNext(incarnation: number, timeoutMs = 120_000): Promise<void> {
     const deadline = performance.now() + timeoutMs;
     while (this.#incarnation <= incarnation || !this.readyLine.test(this.current.log())) {

@@ -18,6 +18,13 @@ export interface Attachers {
   killActive(): Promise<string>;
   /** waitUntilWorking resolves once at least `incarnations` processes were started and one of the running ones works (leads, caches synced). */
   waitUntilWorking(incarnations: number, timeoutMs?: number): Promise<void>;
+  /**
+   * driverLost is called once the driver died and before it comes back; the
+   * wait it returns resolves once every attacher runs a process that reached
+   * the new driver (see AttacherSupervisor.lastLeftByDriverLoss) and one of
+   * them works.
+   */
+  driverLost(): (timeoutMs?: number) => Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -39,6 +46,10 @@ export function singleAttacher(options: Omit<AttacherOptions, "name">): Attacher
       return name;
     },
     waitUntilWorking: (incarnations, timeoutMs) => supervisor.waitForNext(incarnations - 1, timeoutMs),
+    driverLost() {
+      const last = supervisor.lastLeftByDriverLoss();
+      return (timeoutMs) => supervisor.waitForNext(last, timeoutMs);
+    },
     stop: () => supervisor.stop(),
   };
 }
@@ -116,6 +127,13 @@ export function replicatedAttachers(options: Omit<AttacherOptions, "name">, repl
         if (performance.now() > deadline) throw new Error(`no replica led with synced caches within ${timeoutMs} ms (holder: ${leaderName ?? "none"})`);
         await Bun.sleep(100);
       }
+    },
+    driverLost() {
+      const last = supervisors.map((supervisor) => supervisor.lastLeftByDriverLoss());
+      return async (timeoutMs = 120_000) => {
+        await Promise.all(supervisors.map((supervisor, i) => supervisor.waitForNext(last[i] ?? 0, timeoutMs)));
+        await this.waitUntilWorking(0, timeoutMs);
+      };
     },
     async stop() {
       for (const supervisor of supervisors) await supervisor.stop();

@@ -192,6 +192,8 @@ describe("leader election", () => {
 
   it("exits 1 with \"Stopped leading\" when another holder takes the Lease", async () => {
     const lease = await admin.get<LeaseJson>(leasePath);
+    // Only a holder can stop leading: a standby would wait the intruder's hour out and this test its timeout.
+    expect(lease.spec?.holderIdentity).toBe("replica-c");
     const now = new Date().toISOString().replace("Z", "000Z");
     await admin.replace(leasePath, { ...lease, spec: { ...lease.spec, holderIdentity: "intruder", leaseDurationSeconds: 3600, acquireTime: now, renewTime: now } });
     expect(await third.process.exited).toBe(1);

@@ -6,29 +6,53 @@ import { Logger } from "../../../src/log/logger";
 import { FakeClock } from "../queue/fake-clock";
 import { settle, track } from "../queue/settle";
 
-/** A lease kept in memory; the API server's semantics are tested end to end, this only drives the loop. */
+/**
+ * A lease kept in memory, with kube-apiserver's optimistic concurrency: an
+ * update over an older copy than the last read or written gets 409
+ * Conflict, as LeaseLock's PUT does. The API server's semantics are tested
+ * end to end; this only drives the loop.
+ */
 class MemoryLease implements LeaseStore {
   record: LeaderElectionRecord | undefined;
   failWrites = false;
   writes: LeaderElectionRecord[] = [];
+  /** The next update is applied but its reply never comes: it rejects once its call is aborted, and the caller's copy stays a version behind. */
+  loseNextReply = false;
+  private version = 0;
+  private versionSeen = 0;
 
   describe(): string {
     return "default/lease";
   }
   async get(): Promise<LeaderElectionRecord> {
     if (this.record === undefined) throw new KubeApiError(404, "NotFound", "leases \"lease\" not found");
+    this.versionSeen = this.version;
     return this.record;
   }
   async create(record: LeaderElectionRecord): Promise<void> {
     this.write(record);
+    this.versionSeen = this.version;
   }
-  async update(record: LeaderElectionRecord): Promise<void> {
+  async update(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
+    if (this.versionSeen !== this.version) throw new KubeApiError(409, "Conflict", "the object has been modified");
     this.write(record);
+    if (this.loseNextReply) {
+      this.loseNextReply = false;
+      await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
+      throw new DOMException("The operation was aborted", "AbortError");
+    }
+    this.versionSeen = this.version;
+  }
+  /** overwrite is a write by someone else (another replica, an administrator). */
+  overwrite(record: LeaderElectionRecord): void {
+    this.record = record;
+    this.version++;
   }
   private write(record: LeaderElectionRecord): void {
     if (this.failWrites) throw new KubeApiError(500, "InternalError", "etcd is sad");
     this.record = record;
     this.writes.push(record);
+    this.version++;
   }
 }
 
@@ -165,6 +189,43 @@ describe("leader elector loop", () => {
     expect(run.value()).toBe("stopped");
     expect(lease.record).toMatchObject({ holderIdentity: "", leaseDurationSeconds: 1 });
     expect(lease.writes.filter((record) => record.holderIdentity === "")).toHaveLength(1);
+    expect(le.isLeader()).toBe(false);
+  });
+
+  /** A releasing leader whose last renewal kube-apiserver applied but whose reply is still to come. */
+  async function leaderWithRenewalInFlight() {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const le = elector(lease, clock, true);
+    const stop = new AbortController();
+    const run = track(le.run(stop.signal, (leading) => new Promise<void>((resolve) => leading.addEventListener("abort", () => resolve()))));
+    await settle();
+    lease.loseNextReply = true;
+    await advance(clock, 1_000);
+    expect(lease.loseNextReply).toBe(false);
+    return { clock, lease, le, stop, run };
+  }
+
+  // A stop that cut short a renewal kube-apiserver had already applied left
+  // the elector's copy a version behind: its release got 409 Conflict and
+  // the standby waited the whole lease out (leader-election.test.ts, loaded machine).
+  it("releases the lease on stop even when the stop cut short a renewal the server had applied", async () => {
+    const { clock, lease, le, stop, run } = await leaderWithRenewalInFlight();
+    stop.abort();
+    await advance(clock, 100);
+    expect(run.value()).toBe("stopped");
+    expect(lease.record).toMatchObject({ holderIdentity: "", leaseDurationSeconds: 1 });
+    expect(le.isLeader()).toBe(false);
+  });
+
+  it("on stop leaves alone a lease that names another holder when it reads it to release", async () => {
+    const { clock, lease, le, stop, run } = await leaderWithRenewalInFlight();
+    const intruder = { holderIdentity: "intruder", leaseDurationSeconds: 3600, acquireTime: "a", renewTime: "r", leaseTransitions: 9 };
+    lease.overwrite(intruder);
+    stop.abort();
+    await advance(clock, 100);
+    expect(run.value()).toBe("stopped");
+    expect(lease.record).toEqual(intruder);
     expect(le.isLeader()).toBe(false);
   });
 
