@@ -253,7 +253,7 @@ export class LeaderElector implements LeaderElectionStatus {
         async (attempt) => {
           const current = await this.options.lock.get(attempt);
           if (current.holderIdentity !== identity) {
-            this.observation = observe(this.observation, current, clock.now());
+            this.observation = observe(this.observation, current, clock.monotonic());
             return undefined;
           }
           const record = releasedRecord(current, clock.now());
