@@ -42,6 +42,8 @@ async function main(argv: readonly string[]): Promise<number> {
     if (!config.leaderElection) await runAttacher(attacher);
     // A lost lease means another replica may already be attaching: stop at once, as upstream does.
     else if ((await runWhileLeading(attacher)) === "lost") return 1;
+    // The work has stopped: a driver that went away during the drain is judged now, not dropped with the exit.
+    await driver.checkDriverNow();
   } catch (e: unknown) {
     if (!(e instanceof StartupFailure)) throw e;
     log.error(e.message, { err: e.cause, ...e.fields });

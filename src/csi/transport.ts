@@ -16,6 +16,12 @@ export interface DriverTransportOptions {
   readonly interceptors?: readonly Interceptor[];
 }
 
+/** How long checkDriverNow waits for a connected driver to answer the HTTP/2 preface. */
+const driverAnswerMs = 1_000;
+
+/** The HTTP/2 client connection preface and an empty SETTINGS frame (RFC 9113 §3.4): a server answers with its own SETTINGS. */
+const http2ClientPreface = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+
 /** resolveDriverTransportOptions fills the defaults of every optional field. */
 function resolveDriverTransportOptions(options: DriverTransportOptions): Required<DriverTransportOptions> {
   return { ...options, interceptors: options.interceptors ?? [] };
@@ -35,7 +41,23 @@ function resolveDriverTransportOptions(options: DriverTransportOptions): Require
  * its own: when it closes, the check runs again, until a dial is refused or
  * the driver keeps it.
  */
-export function createDriverTransport(given: DriverTransportOptions): Transport {
+/** DriverConnection is the transport to the driver and the check of its liveness. */
+export interface DriverConnection {
+  readonly transport: Transport;
+  /**
+   * checkDriverNow dials the socket once and asks for the driver's HTTP/2
+   * SETTINGS, resolving when that is settled, a loss (a refused dial, or a
+   * connection closed unanswered) having been reported first. At a stop: a
+   * driver that went away during the drain failed the call in flight at
+   * once, and the drain can end before the dial its closed socket started
+   * is answered, or that dial lands in the dying driver's backlog; checked
+   * this way, the loss is judged before the process exits instead of
+   * dropped.
+   */
+  checkDriverNow(): Promise<void>;
+}
+
+export function createDriverTransport(given: DriverTransportOptions): DriverConnection {
   const options = resolveDriverTransportOptions(given);
   let lost = false;
   let everConnected = false;
@@ -50,18 +72,50 @@ export function createDriverTransport(given: DriverTransportOptions): Transport 
     });
   };
 
-  const checkAlive = () => {
-    if (lost || !everConnected) return;
-    const probe = net.connect(options.socketPath);
-    probe.once("connect", () => watch(probe));
-    probe.once("error", (error: Error) => {
-      if (lost) return;
-      lost = true;
-      options.onConnectionLost(error.message);
-    });
+  const reportLost = (reason: string) => {
+    if (lost) return;
+    lost = true;
+    options.onConnectionLost(reason);
   };
 
-  return createUnaryGrpcTransport({
+  /** dial connects once to the socket: a connection goes to `connected` (its promise ends the dial's), a refused dial reports the loss. */
+  const dial = (connected: (probe: net.Socket) => Promise<void> | void): Promise<void> =>
+    new Promise((resolve) => {
+      if (lost || !everConnected) return resolve();
+      const probe = net.connect(options.socketPath);
+      probe.once("connect", () => void Promise.resolve(connected(probe)).then(resolve));
+      probe.once("error", (error: Error) => {
+        reportLost(error.message);
+        resolve();
+      });
+    });
+  const checkAlive = () => void dial(watch);
+
+  /**
+   * answersHttp2 asks a connected probe for the driver's HTTP/2 SETTINGS: a
+   * live driver answers at once, while a dying one's listening socket may
+   * still accept and then closes the connection unanswered (a loss). A
+   * driver silent for driverAnswerMs counts as there: the exit goes on.
+   */
+  const answersHttp2 = (probe: net.Socket): Promise<void> =>
+    new Promise((resolve) => {
+      let settled = false;
+      const settle = (lostReason?: string) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (lostReason !== undefined) reportLost(lostReason);
+        probe.destroy();
+        resolve();
+      };
+      const timer = setTimeout(() => settle(), driverAnswerMs);
+      probe.once("data", () => settle());
+      probe.once("error", (error: Error) => settle(error.message));
+      probe.once("close", () => settle("the driver closed the connection without answering"));
+      probe.write(http2ClientPreface);
+    });
+
+  const transport = createUnaryGrpcTransport({
     interceptors: options.interceptors,
     createConnection: () => {
       const socket = net.connect(options.socketPath);
@@ -72,4 +126,5 @@ export function createDriverTransport(given: DriverTransportOptions): Transport 
       return socket;
     },
   });
+  return { transport, checkDriverNow: () => dial(answersHttp2) };
 }

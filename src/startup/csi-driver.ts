@@ -25,10 +25,11 @@ export interface CsiDriverOptions {
   readonly driverLoss: DriverLoss;
 }
 
-/** CsiDriver is the driver the attacher works with: its client, and what it said at start. */
+/** CsiDriver is the driver the attacher works with: its client, what it said at start, and the check that it is still there. */
 export interface CsiDriver {
   readonly csi: CsiClient;
   readonly info: DriverInfo;
+  readonly checkDriverNow: () => Promise<void>;
 }
 
 /**
@@ -42,7 +43,7 @@ export async function connectToDriver(options: CsiDriverOptions): Promise<CsiDri
   const { config, log, endpoint } = options;
   const signal = options.shutdown.work;
   const { metrics } = endpoint;
-  const transport = createDriverTransport({
+  const { transport, checkDriverNow } = createDriverTransport({
     socketPath: config.csiAddress,
     // Logging outermost and metrics inside it, as csi-lib-utils chains them, so
     // a call's recorded time leaves out the logging of its payloads.
@@ -86,5 +87,5 @@ export async function connectToDriver(options: CsiDriverOptions): Promise<CsiDri
     throw new StartupFailure("Failed to start with the CSI driver", { csiAddress: config.csiAddress }, { cause: e });
   }
   endpoint.readiness.satisfy("driver-probed");
-  return { csi, info };
+  return { csi, info, checkDriverNow };
 }

@@ -63,7 +63,7 @@ async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: stri
 describe("driver transport", () => {
   it("fails a call in flight at once as Unavailable when the driver connection closes, instead of waiting out its deadline", async () => {
     await using driver = await driverOnSocket(["drop-connection"]);
-    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }));
+    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
     const started = performance.now();
     const failure = await client.probe(60_000).then(
       () => undefined,
@@ -76,7 +76,7 @@ describe("driver transport", () => {
 
   it("leaves calls made after a connection closed to the next connection: the close fails only the calls it cut", async () => {
     await using driver = await driverOnSocket(["drop-connection", "answer-empty", "answer-empty"]);
-    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }));
+    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
     await expect(client.probe(60_000)).rejects.toBeInstanceOf(CsiCallError);
     expect(await client.probe(60_000)).toBe(true);
     expect(await client.probe(60_000)).toBe(true);
@@ -84,7 +84,7 @@ describe("driver transport", () => {
 
   it("fails at once as Internal a call the driver resets with NO_ERROR before answering, on a connection that stays up", async () => {
     await using driver = await driverOnSocket(["reset-no-error", "answer-empty"]);
-    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }));
+    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
     const failure = await client.probe(60_000).then(
       () => undefined,
       (e: unknown) => e,
@@ -97,14 +97,28 @@ describe("driver transport", () => {
 
   it("finishes a call on a session the driver told to go away, and opens a new session for the next call", async () => {
     await using driver = await driverOnSocket(["goaway-then-answer", "answer-empty"]);
-    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }));
+    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
     expect(await client.probe(60_000)).toBe(true);
     expect(await client.probe(60_000)).toBe(true);
     expect(driver.sessions()).toBe(2);
   });
 
+  it("checkDriverNow reports a driver that went away before it resolves, and reports nothing while the driver is there", async () => {
+    const lost: string[] = [];
+    let connection: ReturnType<typeof createDriverTransport> | undefined;
+    {
+      await using driver = await driverOnSocket([]);
+      connection = createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: (reason) => lost.push(reason) });
+      expect(await new CsiClient(connection.transport).probe(60_000)).toBe(true);
+      await connection.checkDriverNow();
+      expect(lost).toEqual([]);
+    }
+    await connection.checkDriverNow();
+    expect(lost).toHaveLength(1);
+  });
+
   it("refuses streaming calls, which the attacher never makes", async () => {
-    const transport = createDriverTransport({ socketPath: "/nonexistent/csi.sock", onConnectionLost: () => {} });
+    const { transport } = createDriverTransport({ socketPath: "/nonexistent/csi.sock", onConnectionLost: () => {} });
     const failure = await transport.stream(Controller.method.controllerPublishVolume as never, undefined, 1000, undefined, (async function* () {})()).then(
       () => undefined,
       (e: unknown) => e,
