@@ -13,7 +13,7 @@ import { note, progress } from "./lib/progress";
 import type { LimitRun, MetricSpec, MonitoringPictures, RunResult } from "./lib/results";
 import { ScaleObjects } from "./lib/scale-objects";
 import type { Mode } from "./modes";
-import { coldStartMetrics, runColdStart } from "./scenarios/cold-start";
+import { coldStartMetrics, runColdStart, type ColdStartParams } from "./scenarios/cold-start";
 import { containerLimitMetrics, runContainerLimit, type ContainerLimitParams } from "./scenarios/container-limit";
 import { fairnessMetrics, runFairness } from "./scenarios/fairness";
 import { floorMetrics, runFloorScenario } from "./scenarios/floor";
@@ -59,6 +59,8 @@ export interface BenchRun {
   readonly scaleParams: ScaleParams | undefined;
   /** The container-limit cells: the mode's, or --container-limit-n's. */
   readonly containerLimitParams: readonly ContainerLimitParams[] | undefined;
+  /** The cold-start cell: the mode's, or the mode's with --cold-start-waiting's N. */
+  readonly coldStartParams: ColdStartParams | undefined;
   /** Which attachers run (--kinds). */
   readonly kinds: readonly ("ours" | "go")[];
   /** The Prometheus server binary, for the dashboard's panels. */
@@ -151,7 +153,7 @@ async function runThroughputCells(run: BenchRun, scraper: BenchMonitoring | unde
 
 async function coldStartSection(run: BenchRun): Promise<void> {
   const { ctx } = run;
-  const params = run.mode.coldStart;
+  const params = run.coldStartParams;
   if (!run.wanted("cold-start") || params === undefined) return;
   await run.runScenario("cold-start", `Cold start, ${params.waiting} VAs waiting`, { ...params }, coldStartMetrics, [], (b, r) => runColdStart(ctx, b, r, params));
 }
