@@ -182,8 +182,8 @@ if (driverKind === "mock" && onlyNames === undefined) note("--driver mock: runni
 const components = await ensureComponents();
 const goPath = opts["go-attacher"] ?? (kinds.includes("go") ? buildGoAttacher() : "");
 const oursPath = opts.ours ?? buildOurs();
-// The floor programs run only in the scenarios that compare against them.
-const floor: FloorBinaries | undefined = wanted("floor") || wanted("container-limit") ? buildFloor() : undefined;
+// The floor programs run only in the scenarios that compare against them (floor, container-limit, cold-start).
+const floor: FloorBinaries | undefined = wanted("floor") || wanted("container-limit") || wanted("cold-start") ? buildFloor() : undefined;
 const binaries: Record<AttacherKind, AttacherBinary> = {
   ours: { kind: "ours", path: resolve(oursPath) },
   // Without Go (--kinds ours) there is nothing to copy: resolve("") would name the working directory.
