@@ -59,6 +59,16 @@ export function containerLimitCell(volumes: number): ContainerLimitParams {
   return { volumes, workers: 10, stepMiB: 8, ...highLimits };
 }
 
+/**
+ * The cold-start cell at the full mode's shape: N VAs waiting at exec,
+ * upstream's 10 workers, limits high enough not to throttle.
+ * --cold-start-waiting picks its N in any mode (issue 25's CPU of 300 VAs
+ * attached and detached, start-up included).
+ */
+export function coldStartCell(waiting: number): ColdStartParams {
+  return { waiting, workers: 10, ...highLimits };
+}
+
 export const modes: Record<ModeName, Mode> = {
   full: {
     rounds: 3,
@@ -70,7 +80,7 @@ export const modes: Record<ModeName, Mode> = {
       { volumes: 50, workers: 10, ...defaultLimits },
       { volumes: 50, workers: 100, ...defaultLimits },
     ],
-    coldStart: { waiting: 100, workers: 10, ...highLimits },
+    coldStart: coldStartCell(100),
     memory: { foreignPvs: 10_000, ownVas: 1000, workers: 100, ...highLimits },
     latency: { perSecond: 20, seconds: 30, workers: 10, ...highLimits },
     fairness: { backlog: 200, slowMs: 2000, workers: 10, ...highLimits },

@@ -25,7 +25,8 @@ import { summarizeWithFloor } from "./lib/floor-ratios";
 import type { BenchResults, LimitRun, MonitoringPictures, RunResult, ScenarioResult } from "./lib/results";
 import { VaWatch } from "./lib/va-watch";
 import { reportSections, type BenchRun, type RunScenario } from "./report-sections";
-import { containerLimitCell, defaultScale, modes, type ModeName } from "./modes";
+import { coldStartCell, containerLimitCell, defaultScale, modes, type ModeName } from "./modes";
+import type { ColdStartParams } from "./scenarios/cold-start";
 import type { ContainerLimitParams } from "./scenarios/container-limit";
 import { renderHtml } from "./report/render-html";
 import { formatNumber, renderMarkdown } from "./report/render-markdown";
@@ -51,6 +52,8 @@ const usage = `usage: bun run bench/run.ts [options]
   --scale-n A,B             the N of the scale scenario, smallest first (default: the mode's); it stops after the first N that fails
   --container-limit-n A,B   the N of the container-limit scenario, at the full mode's shape (10 workers, 8 MiB steps),
                             in any mode (default: the mode's; full: 30,300,1000)
+  --cold-start-waiting N    VAs waiting at exec in the cold-start scenario (default: the mode's; full: 100), e.g. 300
+                            for issue 25's CPU of N VAs attached and detached, start-up included
   --scale-foreign N         foreign PVs next to the scale scenario's own (default: the mode's)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios); "floor" alone runs
                             only Bun's floor client, in the floor and container-limit scenarios
@@ -79,6 +82,7 @@ const { values: opts } = parseArgs({
     "gc-log": { type: "boolean", default: false },
     "scale-n": { type: "string" },
     "container-limit-n": { type: "string" },
+    "cold-start-waiting": { type: "string" },
     "keep-logs": { type: "boolean", default: false },
     "scale-foreign": { type: "string" },
     out: { type: "string" },
@@ -163,6 +167,9 @@ const scaleParams: ScaleParams | undefined =
 const containerLimitParams: readonly ContainerLimitParams[] | undefined =
   opts["container-limit-n"] === undefined ? mode.containerLimit : opts["container-limit-n"].split(",").map((n) => containerLimitCell(positiveInt("--container-limit-n", n)));
 
+const coldStartParams: ColdStartParams | undefined =
+  opts["cold-start-waiting"] === undefined ? mode.coldStart : coldStartCell(positiveInt("--cold-start-waiting", opts["cold-start-waiting"]));
+
 const wallStart = performance.now();
 const startedAt = new Date().toISOString();
 /** Every report of this run goes to <out>/<start time>.{json,html,md}. */
@@ -175,8 +182,8 @@ if (driverKind === "mock" && onlyNames === undefined) note("--driver mock: runni
 const components = await ensureComponents();
 const goPath = opts["go-attacher"] ?? (kinds.includes("go") ? buildGoAttacher() : "");
 const oursPath = opts.ours ?? buildOurs();
-// The floor programs run only in the scenarios that compare against them.
-const floor: FloorBinaries | undefined = wanted("floor") || wanted("container-limit") ? buildFloor() : undefined;
+// The floor programs run only in the scenarios that compare against them (floor, container-limit, cold-start).
+const floor: FloorBinaries | undefined = wanted("floor") || wanted("container-limit") || wanted("cold-start") ? buildFloor() : undefined;
 const binaries: Record<AttacherKind, AttacherBinary> = {
   ours: { kind: "ours", path: resolve(oursPath) },
   // Without Go (--kinds ours) there is nothing to copy: resolve("") would name the working directory.
@@ -296,6 +303,7 @@ const run: BenchRun = {
   floor,
   scaleParams,
   containerLimitParams,
+  coldStartParams,
   kinds,
   prometheus: components.prometheus,
   panelsDir,

@@ -27,6 +27,8 @@ export interface ScenarioStartOptions extends Pick<StartOptions, "wrapper"> {
 export class BenchContext {
   /** How many own PVs exist (bench-pv-0..count-1); grown on demand by prepareOwnPvs, back to 0 by removeOwnPvs. */
   readonly ownPvs = { count: 0 };
+  /** How often each log name was started: the files are opened for appending, so a second exec under one name gets a name of its own. */
+  readonly #logNameStarts = new Map<string, number>();
 
   constructor(
     readonly ground: BenchGround,
@@ -46,9 +48,22 @@ export class BenchContext {
       kubeconfig: this.ground.cluster.kubeconfigPath,
       csiSocket: this.ground.csiSocket,
       logDir: this.ground.logDir,
-      logName: `${label}-${binary.kind}`,
+      logName: this.freshLogName(`${label}-${binary.kind}`),
       args: [`--worker-threads=${limits.workers}`, `--kube-api-qps=${limits.qps}`, `--kube-api-burst=${limits.burst}`, `-v=${this.verbosity}`, ...extraArgs],
     });
+  }
+
+  /**
+   * freshLogName is `name` the first time, then `name-2`, `name-3`: the
+   * readiness line and the start-up timeline are read from the whole log,
+   * so a run must never find the lines of an earlier run under its name
+   * (the floor scenario's cycle and the throughput scenario's first cell
+   * share the label tp-w10-q1000-r1, and the cell's ready time read 2-9 ms).
+   */
+  private freshLogName(name: string): string {
+    const starts = (this.#logNameStarts.get(name) ?? 0) + 1;
+    this.#logNameStarts.set(name, starts);
+    return starts === 1 ? name : `${name}-${starts}`;
   }
 
   /**
