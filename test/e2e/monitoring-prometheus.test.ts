@@ -33,7 +33,7 @@ import { PrometheusServer, type ActiveAlert } from "../cluster/prometheus-server
 const driverName = "ebs.csi.aws.com"; // a driver in-tree volumes migrate to: its operations carry `migrated`
 const node = "monitoring-node";
 const pods = ["attacher-a", "attacher-b"] as const;
-/** deploy/kubernetes/deployment.yaml allows 128Mi; a little more for a machine busy with other tests. */
+/** deploy/kubernetes/deployment.yaml allows 112Mi; a little more for a machine busy with other tests. */
 const memoryLimitBytes = 160 * 1024 * 1024;
 const rateInterval = "10s";
 

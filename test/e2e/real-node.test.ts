@@ -42,7 +42,8 @@ const driverName = "node-ground.csi.test";
 const imageArchive = join(import.meta.dir, "../../dist/csi-attacher-image.tar");
 /** The name the Deployment's `bun-csi-attacher:latest` resolves to, which index.json's io.containerd.image.name gives the import. */
 const qualifiedImage = "docker.io/library/bun-csi-attacher:latest";
-const memoryLimitBytes = 128 * 1024 * 1024;
+/** deploy/kubernetes/deployment.yaml's limits.memory, 112Mi. */
+const memoryLimitBytes = 112 * 1024 * 1024;
 const nonroot = 65532;
 /** The smallest row of README's memory table (an edge or k3s cluster), whose limit the tight-memory test runs at. */
 const edgeVolumeCount = 30;
