@@ -202,7 +202,7 @@ async function fairnessSection(run: BenchRun): Promise<void> {
  * memory cgroup of its own. A cluster of N volumes holds N PVs of the
  * driver and nothing else the attachers cache: so the section runs before
  * the memory scenario's 10,000 foreign PVs exist (with them, Go's cache of
- * full PVs alone moved its 30-VA limit from 64-72 to 96-104 MiB), and each
+ * full PVs alone moved its 30-VA limit from 64 to 96-104 MiB), and each
  * cell starts without the own PVs earlier scenarios left.
  */
 async function containerLimitSection(run: BenchRun): Promise<void> {
