@@ -56,7 +56,7 @@ const usage = `usage: bun run bench/run.ts [options]
                             for issue 25's CPU of N VAs attached and detached, start-up included
   --scale-foreign N         foreign PVs next to the scale scenario's own (default: the mode's)
   --kinds ours,go           which attachers to run (default both; one alone gives no ratios); "floor" alone runs
-                            only Bun's floor client, in the floor and container-limit scenarios
+                            only Bun's floor client, in the floor, container-limit and cold-start scenarios
   --gc-log                  run the Bun programs with JSC's GC log, without eden collections or Bun's GC timer
                             (BUN_JSC_logGC=1 BUN_JSC_useGenerationalGC=0 BUN_GC_TIMER_DISABLE=1): the throughput cycles
                             report JS heap bytes allocated per VA cycle (a lower bound; compare within one run);

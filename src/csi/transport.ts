@@ -27,20 +27,6 @@ function resolveDriverTransportOptions(options: DriverTransportOptions): Require
   return { ...options, interceptors: options.interceptors ?? [] };
 }
 
-/**
- * createDriverTransport opens the gRPC transport to a CSI driver over its
- * Unix socket (createUnaryGrpcTransport: one HTTP/2 session, calls in
- * flight failed at once as Unavailable when it closes) and watches that the
- * driver stays there.
- *
- * A closed socket alone is not a loss (a session also ends on GOAWAY), so on
- * close we dial the path: if nobody answers, the driver is gone. A dial that
- * connects proves little when the driver is being killed at that moment (its
- * listening socket can outlive the connected one by a moment, and our dial
- * lands in its backlog), so the probe connection is kept open as a watch of
- * its own: when it closes, the check runs again, until a dial is refused or
- * the driver keeps it.
- */
 /** DriverConnection is the transport to the driver and the check of its liveness. */
 export interface DriverConnection {
   readonly transport: Transport;
@@ -57,6 +43,20 @@ export interface DriverConnection {
   checkDriverNow(): Promise<void>;
 }
 
+/**
+ * createDriverTransport opens the gRPC transport to a CSI driver over its
+ * Unix socket (createUnaryGrpcTransport: one HTTP/2 session, calls in
+ * flight failed at once as Unavailable when it closes) and watches that the
+ * driver stays there.
+ *
+ * A closed socket alone is not a loss (a session also ends on GOAWAY), so on
+ * close we dial the path: if nobody answers, the driver is gone. A dial that
+ * connects proves little when the driver is being killed at that moment (its
+ * listening socket can outlive the connected one by a moment, and our dial
+ * lands in its backlog), so the probe connection is kept open as a watch of
+ * its own: when it closes, the check runs again, until a dial is refused or
+ * the driver keeps it.
+ */
 export function createDriverTransport(given: DriverTransportOptions): DriverConnection {
   const options = resolveDriverTransportOptions(given);
   let lost = false;
