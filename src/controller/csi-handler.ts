@@ -1,30 +1,24 @@
-import type { CsiClient, PublishRequest, UnpublishRequest } from "../csi/csi-client";
-import type { AttacherApi } from "./attacher-api";
+import type { CsiClient, PublishRequest } from "../csi/csi-client";
 import type { EventRecorder } from "../kube/event-recorder";
 import type { CsiNode } from "../kube/objects/csi-node";
-import { objectReference } from "../kube/objects/event";
-import type { CsiPersistentVolumeSource, PersistentVolume } from "../kube/objects/persistent-volume";
+import type { PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
-import { errorMessage } from "../util/error-message";
-import { finalizerName } from "./driver-names";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
 import type { InheritedPublications } from "./inherited-publications";
 import { carriesOurFinalizer } from "./our-finalizer";
+import { PublicationCalls, resolvedOrThrow, type SecretReader } from "./publication-calls";
+import { PublicationRecovery } from "./publication-recovery";
 import type { PersistentVolumeFinalizerWriter } from "./pv-finalizer-writer";
 import { pvNeedsSync } from "./pv-needs-sync";
 import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
 import type { VolumeAttachmentWriter } from "./va-writer";
-import { nodeIdsNamedBy, pvReleaseStep, registeredNodeIds, unnamedNodeIds } from "./unnamed-publications";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
 import { VolumeLocks } from "./volume-locks";
-import { resolvePersistentVolume, resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
-
-/** The Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
-export type CsiHandlerApi = Pick<AttacherApi, "secretData">;
+import { resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
 
 /** What an attach or a detach is told about its sync besides the VA: whether it was forced, and the VA's logger. */
 interface SyncContext {
@@ -38,7 +32,7 @@ export interface CsiHandlerOptions {
   /** ControllerPublishVolume / ControllerUnpublishVolume. */
   readonly csi: CsiClient;
   /** Secrets (never cached). */
-  readonly api: CsiHandlerApi;
+  readonly api: SecretReader;
   /** Every VA write. */
   readonly writer: VolumeAttachmentWriter;
   /** Every PV write: our finalizer on and off. */
@@ -54,16 +48,17 @@ export interface CsiHandlerOptions {
   /** VAs that vanished still carrying our finalizer (the attach controller notes them): their volumes are unpublished here. */
   readonly vanished: VanishedVolumeAttachments;
   /**
-   * PVs whose publishes this replica did not see end (filled by `start`),
-   * and the node IDs the reconciler found their volumes published on with no
-   * VA of ours there: unpublished here before our PV finalizer goes.
+   * PVs whose publishes this replica did not see end (filled by `start`
+   * for a driver that lists), and the node IDs the reconciler found their
+   * volumes published on with no VA of ours there: unpublished here before
+   * our PV finalizer goes.
    */
   readonly inherited: InheritedPublications;
   /**
    * The driver lists where volumes are published (LIST_VOLUMES and
    * LIST_VOLUMES_PUBLISHED_NODES: the reconciler runs and says where an
-   * inherited PV's volume is); without it an inherited PV's volume is
-   * unpublished from every node our driver registered.
+   * inherited PV's volume is); without it nothing is inherited, as upstream
+   * keeps nothing across a restart (see PublicationRecovery).
    */
   readonly listsPublishedNodes: boolean;
   /** Where the Warning event goes when the node a volume may still be published to cannot be known. Default: no events. */
@@ -80,37 +75,46 @@ export interface CsiHandlerOptions {
 
 /**
  * CsiHandler attaches and detaches VAs through the driver's
- * ControllerPublishVolume/ControllerUnpublishVolume, releases the volumes of
- * VAs that vanished still carrying our finalizer, and owns the PV rule:
- * when our PV finalizer may go. It writes
- * nothing itself: VA writes go through the VolumeAttachmentWriter, PV writes
- * through the PersistentVolumeFinalizerWriter.
+ * ControllerPublishVolume/ControllerUnpublishVolume and owns the PV rule:
+ * when our PV finalizer may go. Publishes that no VA names any more are the
+ * PublicationRecovery's, which it asks at the two points a sync meets them.
+ * It writes nothing itself: VA writes go through the
+ * VolumeAttachmentWriter, PV writes through the
+ * PersistentVolumeFinalizerWriter.
  */
 export class CsiHandler implements Handler {
   private readonly writer: VolumeAttachmentWriter;
   private readonly vasByPv: VolumeAttachmentsByPv;
-  private readonly vanished: VanishedVolumeAttachments;
   private readonly lookups: PublicationLookups;
-  private readonly inherited: InheritedPublications;
+  private readonly calls: PublicationCalls;
+  private readonly recovery: PublicationRecovery;
   /** A publish and the recovery of the same volume never interleave (see VolumeLocks). */
   private readonly volumeLocks = new VolumeLocks();
 
   constructor(private readonly options: CsiHandlerOptions) {
     this.writer = options.writer;
-    this.inherited = options.inherited;
     this.lookups = { pvs: options.pvs, csiNodes: options.csiNodes, driverName: options.driverName };
     this.vasByPv = new VolumeAttachmentsByPv(options.vas);
-    this.vanished = options.vanished;
+    this.calls = new PublicationCalls({ csi: options.csi, api: options.api, lookups: this.lookups, timeoutMs: options.timeoutMs });
+    this.recovery = new PublicationRecovery({
+      driverName: options.driverName,
+      calls: this.calls,
+      lookups: this.lookups,
+      vas: options.vas,
+      pvs: options.pvs,
+      csiNodes: options.csiNodes,
+      vasByPv: this.vasByPv,
+      vanished: options.vanished,
+      inherited: options.inherited,
+      listsPublishedNodes: options.listsPublishedNodes,
+      volumeLocks: this.volumeLocks,
+      ...(options.events ? { events: options.events } : {}),
+      log: options.log,
+    });
   }
 
-  /**
-   * start records the PVs that carry our finalizer now, as the caches hold
-   * their first lists: a VA of ours may have named one of them and vanished
-   * while no replica watched, so their publishes are checked before our
-   * finalizer leaves them.
-   */
   start(): void {
-    this.inherited.inherit(this.options.pvs.list(), this.options.driverName);
+    this.recovery.start();
   }
 
   async syncVolumeAttachment(name: string, va: VolumeAttachment | undefined): Promise<string | undefined> {
@@ -122,10 +126,10 @@ export class CsiHandler implements Handler {
     // must go with it, or the set keeps the name forever and a later VA of
     // the same name gets a forced sync it was never owed.
     this.options.forcedSyncs.take(name);
-    return this.releaseVanished(name);
+    return this.recovery.releaseVanished(name);
   }
 
-  /** syncCached attaches or detaches a VA the cache has, first releasing a vanished VA of the same name it does not take over. */
+  /** syncCached attaches or detaches a VA the cache has, after the recovery settled a vanished VA of the same name. */
   private async syncCached(va: VolumeAttachment): Promise<void> {
     const { name } = va.metadata;
     const log = this.options.log.with({ va: name });
@@ -134,14 +138,7 @@ export class CsiHandler implements Handler {
     const forced = this.options.forcedSyncs.take(name);
     // As upstream's syncVA: a VA not being deleted is attached, one being deleted detached.
     const attaching = !va.metadata.deletionTimestamp;
-    // A VA of the same name vanished with our finalizer on. This one takes
-    // its publish over when it stands for the same volume on the same node
-    // (the A/D controller names VAs after exactly that) and its own sync
-    // will publish it again (attach) or release it (detach with our
-    // finalizer on). Otherwise the vanished publish is released first.
-    const vanished = this.vanished.get(name);
-    const takesOver = vanished !== undefined && samePublication(vanished, va) && (attaching || carriesOurFinalizer(va, this.options.driverName));
-    if (vanished && !takesOver) await this.releaseVanished(name);
+    const takesOver = await this.recovery.releaseVanishedBefore(va);
     // Nothing to do for an attached VA, or for a deleted one without our
     // finalizer (detached), unless the reconciler forced this sync.
     if (!forced && (attaching ? va.status?.attached : !carriesOurFinalizer(va, this.options.driverName))) {
@@ -151,28 +148,7 @@ export class CsiHandler implements Handler {
     } else {
       await this.detach(va, { forced, log });
     }
-    if (takesOver) this.vanished.forget(name);
-  }
-
-  /**
-   * releaseVanished unpublishes the volume of a VA the API no longer has,
-   * if it vanished still carrying our finalizer (there is no VA left to
-   * write an error to), and resolves with its PV, whose finalizer may now go.
-   */
-  private async releaseVanished(name: string): Promise<string | undefined> {
-    const vanished = this.vanished.get(name);
-    if (!vanished) {
-      this.options.log.v(3).info("VolumeAttachment was deleted, ignoring", { va: name });
-      return undefined;
-    }
-    const log = this.options.log.with({ va: name });
-    log.v(2).info("Detaching vanished VolumeAttachment");
-    const { nodeId } = resolvePublication(vanished, this.lookups, { remembered: true });
-    if (!nodeId.ok) this.reportUnknownNode(vanished.spec.source.persistentVolumeName ?? undefined, `VolumeAttachment ${name} vanished and its node ID cannot be told: ${errorMessage(nodeId.error)}`);
-    await this.unpublish(vanished);
-    this.vanished.forget(name);
-    log.v(2).info("Detached");
-    return vanished.spec.source.persistentVolumeName ?? undefined;
+    if (takesOver) this.recovery.tookOver(name);
   }
 
   private async attach(va: VolumeAttachment, { forced, log }: SyncContext): Promise<void> {
@@ -192,7 +168,10 @@ export class CsiHandler implements Handler {
       current = await this.writer.ensureFinalizerAndNodeId(current, request.nodeId);
       // The VA is in the cache, so a recovery that takes the lock after this
       // publish sees it; one that holds the lock now finishes its unpublish first.
-      publishContext = await this.volumeLocks.withLock(source.csi.volumeHandle, () => this.options.csi.controllerPublish(request, this.options.timeoutMs, { migrated: source.migrated }));
+      publishContext = await this.volumeLocks.withLock(source.csi.volumeHandle, () => {
+        this.refuseIfGone(current);
+        return this.calls.publish(request, source);
+      });
     } catch (e: unknown) {
       await this.saveError(() => this.writer.saveAttachError(current, e), log);
       throw e;
@@ -201,30 +180,28 @@ export class CsiHandler implements Handler {
     await this.writer.markAttached(current, publishContext);
   }
 
+  /**
+   * refuseIfGone stops a publish of a VA that the cache no longer has (or
+   * has as another object of the same name): kube-apiserver's DELETE can
+   * remove a VA just after our finalizer went on (kubernetes#77988), and a
+   * publish sent then would name a VA that no longer exists. The vanished
+   * VA's sync unpublishes whatever an earlier attempt may have published.
+   */
+  private refuseIfGone(va: VolumeAttachment): void {
+    const cached = this.options.vas.get(va.metadata.name);
+    if (cached === undefined || cached.metadata.uid !== va.metadata.uid) throw new Error(`VolumeAttachment ${JSON.stringify(va.metadata.name)} was deleted before it was published`);
+  }
+
   private async detach(va: VolumeAttachment, { forced, log }: SyncContext): Promise<void> {
     log.v(2).info("Detaching", forced ? { forced } : {});
     try {
-      await this.unpublish(va);
+      await this.calls.unpublishVa(va);
       log.v(2).info("Detached");
       await this.writer.markDetached(va);
     } catch (e: unknown) {
       await this.saveError(() => this.writer.saveDetachError(va, e), log);
       throw e;
     }
-  }
-
-  /**
-   * unpublish releases a VA's volume from its node: a deleted VA's, or a
-   * vanished one's. It falls back to the node ID remembered on the VA, so a
-   * node that is gone stays detachable. The PV is only read, never written.
-   */
-  private async unpublish(va: VolumeAttachment): Promise<void> {
-    const { volume, nodeId: node } = resolvePublication(va, this.lookups, { remembered: true });
-    const source = resolvedOrThrow(volume);
-    const secrets = await this.publishSecrets(source.csi);
-    if (!node.ok) throw node.error;
-    const request: UnpublishRequest = { volumeId: source.csi.volumeHandle, nodeId: node.id, secrets };
-    await this.options.csi.controllerUnpublish(request, this.options.timeoutMs, { migrated: source.migrated });
   }
 
   /**
@@ -252,7 +229,7 @@ export class CsiHandler implements Handler {
       singleNodeMultiWriter: options.supportsSingleNodeMultiWriter,
       defaultFsType: options.defaultFsType,
     });
-    const secrets = await this.publishSecrets(csi);
+    const secrets = await this.calls.secretsOf(csi);
     if (!node.ok) throw node.error;
     const nodeId = node.id;
     return {
@@ -267,98 +244,27 @@ export class CsiHandler implements Handler {
   }
 
   /**
-   * syncPersistentVolume first unpublishes the volume from the node IDs the
-   * reconciler found it published on with no VA of ours there, then removes
-   * our finalizer from a PV that no longer needs it (see pvNeedsSync) and
-   * that no VA names, unless a publish of it may be left that this replica
-   * did not see end (see InheritedPublications and pvReleaseStep).
+   * syncPersistentVolume first has the recovery unpublish the volume from
+   * the node IDs the reconciler listed it on with no VA of ours there, then
+   * removes our finalizer from a PV that no longer needs it (see
+   * pvNeedsSync) and that no VA names, unless the recovery keeps it.
    */
   async syncPersistentVolume(pv: PersistentVolume): Promise<void> {
     const name = pv.metadata.name;
     const log = this.options.log.with({ pv: name });
-    const orphans = this.inherited.orphansOf(name);
-    if (orphans !== undefined) {
-      await this.unpublishUnnamed(pv, orphans, log);
-      this.inherited.orphansReleased(name);
-    }
+    await this.recovery.releaseListedOrphans(pv, log);
     if (!pvNeedsSync(pv, this.options.driverName)) return;
     // A vanished VA still owes its unpublish, which needs this PV.
-    const [user] = [...this.vasByPv.vasUsing(name), ...this.vanished.namingPv(name)];
+    const [user] = [...this.vasByPv.vasUsing(name), ...this.recovery.vanishedNaming(name)];
     if (user !== undefined) {
       log.v(4).info("PersistentVolume still used by a VolumeAttachment", { va: user });
       return;
     }
-    // Only a PV being deleted: a live one that lost us to a rolled-back CSI
-    // migration is attached by the in-tree plugin now, with no VA, and
-    // unpublishing it here would detach the very disk it uses.
-    const step = pvReleaseStep(pv.metadata.deletionTimestamp ? this.inherited.isInherited(name) : false, this.options.listsPublishedNodes);
-    if (step === "wait") {
+    if (this.recovery.keepsFinalizer(pv)) {
       log.v(4).info("PersistentVolume carried our finalizer before this replica led; keeping it until ListVolumes shows where its volume is published");
       return;
     }
-    if (step === "unpublish-registered") {
-      const registered = registeredNodeIds(this.options.csiNodes.list(), this.options.driverName);
-      if (registered.length === 0) {
-        const why = `PersistentVolume ${name} carried our finalizer before this replica led, the driver cannot list where its volume is published, and no CSINode registers the driver`;
-        this.reportUnknownNode(name, why);
-        throw new Error(why);
-      }
-      await this.unpublishUnnamed(pv, registered, log);
-      this.inherited.checked(name);
-    }
     if (await this.options.pvWriter.removeFinalizer(pv)) log.v(2).info("Removed finalizer from PersistentVolume");
-  }
-
-  /**
-   * unpublishUnnamed unpublishes the PV's volume from each of `candidates`
-   * that no VA of ours names, under the volume's lock and with the VAs read
-   * again once it is held: a VA that appeared meanwhile keeps its node, and
-   * its publish waits for this recovery to finish, so the volume ends
-   * published under it. Upstream's rule holds: only a volume a PV of ours
-   * names is ever unpublished without a VA.
-   */
-  private async unpublishUnnamed(pv: PersistentVolume, candidates: readonly string[], log: Logger): Promise<void> {
-    const { csi, migrated } = resolvedOrThrow(resolvePersistentVolume(pv));
-    const volumeId = csi.volumeHandle;
-    await this.volumeLocks.withLock(volumeId, async () => {
-      const ours = this.vasByPv.vasUsing(pv.metadata.name).flatMap((vaName) => {
-        const va = this.options.vas.get(vaName);
-        return va?.spec.attacher === this.options.driverName ? [va] : [];
-      });
-      const targets = unnamedNodeIds(candidates, nodeIdsNamedBy(ours, this.options.csiNodes, this.options.driverName));
-      if (targets.length === 0) return;
-      const secrets = await this.publishSecrets(csi);
-      for (const nodeId of targets) {
-        log.v(2).info("Unpublishing a volume that no VolumeAttachment names on this node", { volume: volumeId, nodeId });
-        await this.options.csi.controllerUnpublish({ volumeId, nodeId, secrets }, this.options.timeoutMs, { migrated });
-      }
-    });
-  }
-
-  /**
-   * reportUnknownNode says, as an error line and a Warning event on the PV,
-   * that a volume may still be published to a node the attacher cannot
-   * name, so our finalizer stays on its PV until an operator checks.
-   */
-  private reportUnknownNode(pvName: string | undefined, why: string): void {
-    const pv = pvName === undefined ? undefined : this.options.pvs.get(pvName);
-    const resolved = pv === undefined ? undefined : resolvePersistentVolume(pv);
-    const volume = resolved?.ok ? resolved.volume.csi.volumeHandle : "(unknown)";
-    const finalizer = finalizerName(this.options.driverName);
-    const check = `check on the storage backend that volume ${volume} is published to no node that no VolumeAttachment names, then remove finalizer ${finalizer} from PersistentVolume ${pvName ?? "(none)"}`;
-    this.options.log.error("Volume may still be published to a node that cannot be known; keeping our finalizer on its PersistentVolume", { pv: pvName, volume, reason: why, check });
-    if (pv) this.options.events?.warning(objectReference("PersistentVolume", "v1", pv.metadata), "UnpublishNodeUnknown", `${why}; ${check}`);
-  }
-
-  private async publishSecrets(csi: CsiPersistentVolumeSource): Promise<Record<string, string>> {
-    const ref = csi.controllerPublishSecretRef;
-    if (!ref) return {};
-    try {
-      return await this.options.api.secretData(ref.namespace, ref.name);
-    } catch (e: unknown) {
-      // Names the Secret, never its content.
-      throw new Error(`failed to load secret "${ref.namespace}/${ref.name}": ${errorMessage(e)}`, { cause: e });
-    }
   }
 
   private async saveError(save: () => Promise<unknown>, log: Logger): Promise<void> {
@@ -369,20 +275,4 @@ export class CsiHandler implements Handler {
       log.v(2).info("Failed to save error to VolumeAttachment", { err: e });
     }
   }
-}
-
-/**
- * resolvedOrThrow rethrows what a failed resolution step threw, as it was: it
- * becomes the VA's attachError or detachError. An inline spec counts as not
- * migrated here (the migrated label of the publish and unpublish metrics),
- * as upstream's csiAttach and csiDetach count it.
- */
-function resolvedOrThrow(resolution: VolumeResolution): ResolvedVolume {
-  if (!resolution.ok) throw resolution.error;
-  return resolution.volume;
-}
-
-/** samePublication: both VAs stand for the same volume on the same node. */
-function samePublication(a: VolumeAttachment, b: VolumeAttachment): boolean {
-  return a.spec.nodeName === b.spec.nodeName && JSON.stringify(a.spec.source) === JSON.stringify(b.spec.source);
 }
