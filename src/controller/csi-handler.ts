@@ -1,15 +1,16 @@
-import type { CsiClient, PublishRequest } from "../csi/csi-client";
+import type { CsiClient, PublishRequest, UnpublishRequest } from "../csi/csi-client";
 import type { EventRecorder } from "../kube/event-recorder";
 import type { CsiNode } from "../kube/objects/csi-node";
-import type { PersistentVolume } from "../kube/objects/persistent-volume";
+import type { CsiPersistentVolumeSource, PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
+import { errorMessage } from "../util/error-message";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
 import type { InheritedPublications } from "./inherited-publications";
 import { carriesOurFinalizer } from "./our-finalizer";
-import { PublicationCalls, resolvedOrThrow, type SecretReader } from "./publication-calls";
+import type { AttacherApi } from "./attacher-api";
 import { PublicationRecovery } from "./publication-recovery";
 import type { PersistentVolumeFinalizerWriter } from "./pv-finalizer-writer";
 import { pvNeedsSync } from "./pv-needs-sync";
@@ -18,7 +19,7 @@ import type { VolumeAttachmentWriter } from "./va-writer";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
 import { VolumeLocks } from "./volume-locks";
-import { resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
+import { resolvePersistentVolume, resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./publication-resolution";
 
 /** What an attach or a detach is told about its sync besides the VA: whether it was forced, and the VA's logger. */
 interface SyncContext {
@@ -32,7 +33,7 @@ export interface CsiHandlerOptions {
   /** ControllerPublishVolume / ControllerUnpublishVolume. */
   readonly csi: CsiClient;
   /** Secrets (never cached). */
-  readonly api: SecretReader;
+  readonly api: Pick<AttacherApi, "secretData">;
   /** Every VA write. */
   readonly writer: VolumeAttachmentWriter;
   /** Every PV write: our finalizer on and off. */
@@ -76,41 +77,26 @@ export interface CsiHandlerOptions {
 /**
  * CsiHandler attaches and detaches VAs through the driver's
  * ControllerPublishVolume/ControllerUnpublishVolume and owns the PV rule:
- * when our PV finalizer may go. Publishes that no VA names any more are the
- * PublicationRecovery's, which it asks at the two points a sync meets them.
- * It writes nothing itself: VA writes go through the
- * VolumeAttachmentWriter, PV writes through the
- * PersistentVolumeFinalizerWriter.
+ * when our PV finalizer may go. It makes every driver call about a volume
+ * on a node; which publishes that no VA names are released is the
+ * PublicationRecovery's decision, asked for in the PV sync. It writes
+ * nothing itself: VA writes go through the VolumeAttachmentWriter, PV
+ * writes through the PersistentVolumeFinalizerWriter.
  */
 export class CsiHandler implements Handler {
   private readonly writer: VolumeAttachmentWriter;
   private readonly vasByPv: VolumeAttachmentsByPv;
   private readonly lookups: PublicationLookups;
-  private readonly calls: PublicationCalls;
   private readonly recovery: PublicationRecovery;
-  /** A publish and the recovery of the same volume never interleave (see VolumeLocks). */
+  /** A publish and a recovery's unpublish of the same volume never interleave (see VolumeLocks). */
   private readonly volumeLocks = new VolumeLocks();
 
   constructor(private readonly options: CsiHandlerOptions) {
     this.writer = options.writer;
     this.lookups = { pvs: options.pvs, csiNodes: options.csiNodes, driverName: options.driverName };
     this.vasByPv = new VolumeAttachmentsByPv(options.vas);
-    this.calls = new PublicationCalls({ csi: options.csi, api: options.api, lookups: this.lookups, timeoutMs: options.timeoutMs });
-    this.recovery = new PublicationRecovery({
-      driverName: options.driverName,
-      calls: this.calls,
-      lookups: this.lookups,
-      vas: options.vas,
-      pvs: options.pvs,
-      csiNodes: options.csiNodes,
-      vasByPv: this.vasByPv,
-      vanished: options.vanished,
-      inherited: options.inherited,
-      listsPublishedNodes: options.listsPublishedNodes,
-      volumeLocks: this.volumeLocks,
-      ...(options.events ? { events: options.events } : {}),
-      log: options.log,
-    });
+    const { driverName, vas, pvs, csiNodes, vanished, inherited, listsPublishedNodes, events, log } = options;
+    this.recovery = new PublicationRecovery({ driverName, lookups: this.lookups, vas, pvs, csiNodes, vasByPv: this.vasByPv, vanished, inherited, listsPublishedNodes, log, ...(events ? { events } : {}) });
   }
 
   start(): void {
@@ -126,29 +112,48 @@ export class CsiHandler implements Handler {
     // must go with it, or the set keeps the name forever and a later VA of
     // the same name gets a forced sync it was never owed.
     this.options.forcedSyncs.take(name);
-    return this.recovery.releaseVanished(name);
+    return this.releaseVanished(name);
   }
 
-  /** syncCached attaches or detaches a VA the cache has, after the recovery settled a vanished VA of the same name. */
+  /** syncCached attaches or detaches a VA the cache has. */
   private async syncCached(va: VolumeAttachment): Promise<void> {
-    const { name } = va.metadata;
-    const log = this.options.log.with({ va: name });
+    const log = this.options.log.with({ va: va.metadata.name });
     // Taken first on every sync, as upstream consumes it: a forced sync is
     // one sync, whatever that sync then decides.
-    const forced = this.options.forcedSyncs.take(name);
+    const forced = this.options.forcedSyncs.take(va.metadata.name);
     // As upstream's syncVA: a VA not being deleted is attached, one being deleted detached.
     const attaching = !va.metadata.deletionTimestamp;
-    const takesOver = await this.recovery.releaseVanishedBefore(va);
     // Nothing to do for an attached VA, or for a deleted one without our
     // finalizer (detached), unless the reconciler forced this sync.
     if (!forced && (attaching ? va.status?.attached : !carriesOurFinalizer(va, this.options.driverName))) {
       log.v(4).info(attaching ? "VolumeAttachment is already attached" : "VolumeAttachment is already detached");
-    } else if (attaching) {
-      await this.attach(va, { forced, log });
-    } else {
-      await this.detach(va, { forced, log });
+      return;
     }
-    if (takesOver) this.recovery.tookOver(name);
+    if (attaching) await this.attach(va, { forced, log });
+    else await this.detach(va, { forced, log });
+  }
+
+  /**
+   * releaseVanished settles a VA the API no longer has that vanished still
+   * carrying our finalizer (there is no VA left to write an error to). One
+   * that named a PV is released by that PV's sync, under the volume's lock,
+   * so it resolves with the PV for the PV queue; an inline one has no PV,
+   * so its volume is unpublished here from its last state.
+   */
+  private async releaseVanished(name: string): Promise<string | undefined> {
+    const last = this.options.vanished.get(name);
+    if (!last) {
+      this.options.log.v(3).info("VolumeAttachment was deleted, ignoring", { va: name });
+      return undefined;
+    }
+    const pvName = last.spec.source.persistentVolumeName;
+    if (pvName) return pvName;
+    const log = this.options.log.with({ va: name });
+    log.v(2).info("Detaching vanished VolumeAttachment");
+    await this.unpublish(last);
+    this.options.vanished.forget(name);
+    log.v(2).info("Detached");
+    return undefined;
   }
 
   private async attach(va: VolumeAttachment, { forced, log }: SyncContext): Promise<void> {
@@ -166,11 +171,17 @@ export class CsiHandler implements Handler {
       const source = await this.attachSourceOf(publication.volume);
       const request = await this.publishRequestFor(source, publication.nodeId);
       current = await this.writer.ensureFinalizerAndNodeId(current, request.nodeId);
+      const written = current;
       // The VA is in the cache, so a recovery that takes the lock after this
       // publish sees it; one that holds the lock now finishes its unpublish first.
       publishContext = await this.volumeLocks.withLock(source.csi.volumeHandle, () => {
-        this.refuseIfGone(current);
-        return this.calls.publish(request, source);
+        // kube-apiserver's DELETE can remove a VA just after our finalizer
+        // went on (kubernetes#77988): a publish for a VA the cache no longer
+        // has would be one nobody asked for. Its vanished sync unpublishes
+        // whatever an earlier attempt may have published.
+        const cached = this.options.vas.get(written.metadata.name);
+        if (cached === undefined || cached.metadata.uid !== written.metadata.uid) throw new Error(`VolumeAttachment ${JSON.stringify(written.metadata.name)} was deleted before it was published`);
+        return this.options.csi.controllerPublish(request, this.options.timeoutMs, { migrated: source.migrated });
       });
     } catch (e: unknown) {
       await this.saveError(() => this.writer.saveAttachError(current, e), log);
@@ -180,28 +191,30 @@ export class CsiHandler implements Handler {
     await this.writer.markAttached(current, publishContext);
   }
 
-  /**
-   * refuseIfGone stops a publish of a VA that the cache no longer has (or
-   * has as another object of the same name): kube-apiserver's DELETE can
-   * remove a VA just after our finalizer went on (kubernetes#77988), and a
-   * publish sent then would name a VA that no longer exists. The vanished
-   * VA's sync unpublishes whatever an earlier attempt may have published.
-   */
-  private refuseIfGone(va: VolumeAttachment): void {
-    const cached = this.options.vas.get(va.metadata.name);
-    if (cached === undefined || cached.metadata.uid !== va.metadata.uid) throw new Error(`VolumeAttachment ${JSON.stringify(va.metadata.name)} was deleted before it was published`);
-  }
-
   private async detach(va: VolumeAttachment, { forced, log }: SyncContext): Promise<void> {
     log.v(2).info("Detaching", forced ? { forced } : {});
     try {
-      await this.calls.unpublishVa(va);
+      await this.unpublish(va);
       log.v(2).info("Detached");
       await this.writer.markDetached(va);
     } catch (e: unknown) {
       await this.saveError(() => this.writer.saveDetachError(va, e), log);
       throw e;
     }
+  }
+
+  /**
+   * unpublish releases a VA's volume from its node: a deleted VA's, or a
+   * vanished one's. It falls back to the node ID remembered on the VA, so a
+   * node that is gone stays detachable. The PV is only read, never written.
+   */
+  private async unpublish(va: VolumeAttachment): Promise<void> {
+    const { volume, nodeId: node } = resolvePublication(va, this.lookups, { remembered: true });
+    const source = resolvedOrThrow(volume);
+    const secrets = await this.publishSecrets(source.csi);
+    if (!node.ok) throw node.error;
+    const request: UnpublishRequest = { volumeId: source.csi.volumeHandle, nodeId: node.id, secrets };
+    await this.options.csi.controllerUnpublish(request, this.options.timeoutMs, { migrated: source.migrated });
   }
 
   /**
@@ -229,7 +242,7 @@ export class CsiHandler implements Handler {
       singleNodeMultiWriter: options.supportsSingleNodeMultiWriter,
       defaultFsType: options.defaultFsType,
     });
-    const secrets = await this.calls.secretsOf(csi);
+    const secrets = await this.publishSecrets(csi);
     if (!node.ok) throw node.error;
     const nodeId = node.id;
     return {
@@ -244,15 +257,15 @@ export class CsiHandler implements Handler {
   }
 
   /**
-   * syncPersistentVolume first has the recovery unpublish the volume from
-   * the node IDs the reconciler listed it on with no VA of ours there, then
+   * syncPersistentVolume first releases what the recovery says is owed of
+   * the PV's volume (a vanished VA's publish, the reconciler's marks), then
    * removes our finalizer from a PV that no longer needs it (see
    * pvNeedsSync) and that no VA names, unless the recovery keeps it.
    */
   async syncPersistentVolume(pv: PersistentVolume): Promise<void> {
     const name = pv.metadata.name;
     const log = this.options.log.with({ pv: name });
-    await this.recovery.releaseListedOrphans(pv, log);
+    if (this.recovery.owesOn(name)) await this.releaseUnnamed(pv, log);
     if (!pvNeedsSync(pv, this.options.driverName)) return;
     // A vanished VA still owes its unpublish, which needs this PV.
     const [user] = [...this.vasByPv.vasUsing(name), ...this.recovery.vanishedNaming(name)];
@@ -267,6 +280,39 @@ export class CsiHandler implements Handler {
     if (await this.options.pvWriter.removeFinalizer(pv)) log.v(2).info("Removed finalizer from PersistentVolume");
   }
 
+  /**
+   * releaseUnnamed unpublishes the PV's volume from the nodes the recovery
+   * plans, holding the volume's lock from the plan to the last call: the
+   * plan reads the VAs once the lock is held, so a VA that appeared
+   * meanwhile keeps its node, and its publish waits for this to finish, so
+   * the volume ends published under it. Upstream's rule holds: only a
+   * volume a PV of ours names is ever unpublished without a VA.
+   */
+  private async releaseUnnamed(pv: PersistentVolume, log: Logger): Promise<void> {
+    const { csi, migrated } = resolvedOrThrow(resolvePersistentVolume(pv));
+    const volumeId = csi.volumeHandle;
+    await this.volumeLocks.withLock(volumeId, async () => {
+      const plan = this.recovery.planFor(pv);
+      const secrets = plan.nodeIds.length === 0 ? {} : await this.publishSecrets(csi);
+      for (const nodeId of plan.nodeIds) {
+        log.v(2).info("Unpublishing a volume that no VolumeAttachment names on this node", { volume: volumeId, nodeId });
+        await this.options.csi.controllerUnpublish({ volumeId, nodeId, secrets }, this.options.timeoutMs, { migrated });
+      }
+      this.recovery.settled(plan);
+    });
+  }
+
+  private async publishSecrets(csi: CsiPersistentVolumeSource): Promise<Record<string, string>> {
+    const ref = csi.controllerPublishSecretRef;
+    if (!ref) return {};
+    try {
+      return await this.options.api.secretData(ref.namespace, ref.name);
+    } catch (e: unknown) {
+      // Names the Secret, never its content.
+      throw new Error(`failed to load secret "${ref.namespace}/${ref.name}": ${errorMessage(e)}`, { cause: e });
+    }
+  }
+
   private async saveError(save: () => Promise<unknown>, log: Logger): Promise<void> {
     try {
       await save();
@@ -275,4 +321,15 @@ export class CsiHandler implements Handler {
       log.v(2).info("Failed to save error to VolumeAttachment", { err: e });
     }
   }
+}
+
+/**
+ * resolvedOrThrow rethrows what a failed resolution step threw, as it was: it
+ * becomes the VA's attachError or detachError. An inline spec counts as not
+ * migrated here (the migrated label of the publish and unpublish metrics),
+ * as upstream's csiAttach and csiDetach count it.
+ */
+function resolvedOrThrow(resolution: VolumeResolution): ResolvedVolume {
+  if (!resolution.ok) throw resolution.error;
+  return resolution.volume;
 }

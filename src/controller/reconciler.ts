@@ -13,7 +13,7 @@ import type { InheritedPublications } from "./inherited-publications";
 import { pvNeedsSync } from "./pv-needs-sync";
 import { isSettled } from "./settled-volume-attachment";
 import { nodeIdsNamedBy, unnamedNodeIds } from "./unnamed-publications";
-import { listedVolumeHandle, resolvePublication, type ResolutionStep } from "./volume-resolution";
+import { listedVolumeHandle, resolvePublication, type ResolutionStep } from "./publication-resolution";
 
 /** VolumeLister is the one driver call the reconciler needs (CsiClient.forEachPublishedVolume). */
 export interface VolumeLister {

@@ -1,7 +1,7 @@
 import { nodeIdOf } from "../kube/objects/csi-node";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import { nodeIdAnnotation } from "./driver-names";
-import type { CsiNodeLookup } from "./node-id";
+import type { CsiNodeLookup } from "./publication-resolution";
 
 /**
  * The rules for a publish no VA of ours names any more (its VA vanished in

@@ -106,8 +106,7 @@ describe("a VA that vanished with our finalizer while its node cannot be told", 
     const vanishing = vaJson("va1", { node: "gone-node", metadata: { finalizers: [finalizer] }, status: { attached: true } });
     const ground = createHandlerGround({ vas: [vanishing], pvs: [deletingPv()] });
     ground.vanished.note(ground.vanish("va1"));
-    await expect(ground.sync("va1")).rejects.toThrow('csinode.storage.k8s.io "gone-node" not found');
-    await ground.handler.syncPersistentVolume(ground.pv("pv1"));
+    await expect(ground.handler.syncPersistentVolume(ground.pv("pv1"))).rejects.toThrow('csinode.storage.k8s.io "gone-node" not found');
     expect({ calls: ground.calls, events: ground.events.map(({ name, reason, message }) => ({ name, reason, message })) }).toEqual({
       calls: [],
       events: [
@@ -122,7 +121,7 @@ describe("a VA that vanished with our finalizer while its node cannot be told", 
 });
 
 describe("a VA that kube-apiserver's delete race takes after our finalizer went on", () => {
-  it("is not published once the cache no longer has it, and its vanished sync unpublishes it from its node once", async () => {
+  it("is not published once the cache no longer has it, and its PV's sync unpublishes it from its node once", async () => {
     const ground = createHandlerGround({ vas: [vaJson("va1")], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1, csiNode2] });
     // A recovery holds the volume's lock, so the attach waits between its finalizer patch and its publish.
     ground.inherited.markOrphans("pv1", ["node2-id"]);
@@ -137,12 +136,15 @@ describe("a VA that kube-apiserver's delete race takes after our finalizer went 
       () => "published",
       (e: unknown) => (e instanceof Error ? e.message : String(e)),
     );
-    await ground.sync("va1");
+    const handedOn = await ground.sync("va1");
+    await ground.handler.syncPersistentVolume(ground.pv("pv1"));
     const driverCalls: Call[] = ground.calls.filter((call) => "csi" in call);
-    expect({ recovery, attach, driverCalls }).toEqual({
+    expect({ recovery, attach, handedOn, driverCalls }).toEqual({
       recovery: "recovery gave up",
       attach: 'VolumeAttachment "va1" was deleted before it was published',
-      driverCalls: [unpublishFrom("node2-id"), unpublishFrom("node1-id")],
+      handedOn: "pv1",
+      // The recovery's listed node again (its first try gave up), and the vanished VA's node once.
+      driverCalls: [unpublishFrom("node2-id"), unpublishFrom("node1-id"), unpublishFrom("node2-id")],
     });
   });
 });
