@@ -103,26 +103,44 @@ export class CsiHandler implements Handler {
     this.recovery.start();
   }
 
+  /**
+   * syncVolumeAttachment attaches or detaches a VA the cache has. For a name
+   * the cache no longer has, it settles a VA that vanished still carrying
+   * our finalizer: one that named a PV is released by that PV's sync, under
+   * the volume's lock, so the PV is handed on for the PV queue; an inline
+   * one has no PV, so it is detached here from its last state, with nothing
+   * written (there is no VA left to write to).
+   */
   async syncVolumeAttachment(name: string, va: VolumeAttachment | undefined): Promise<string | undefined> {
-    if (va) {
-      await this.syncCached(va);
-      return undefined;
-    }
+    const last = va === undefined ? this.vanishedUnder(name) : undefined;
+    const pvName = last?.spec.source.persistentVolumeName;
+    if (pvName) return pvName;
+    const subject = va ?? last;
+    if (subject === undefined) return undefined;
+    await this.syncCached(subject, { vanished: va === undefined });
+    if (va === undefined) this.options.vanished.forget(name);
+    return undefined;
+  }
+
+  /** vanishedUnder answers the last state of a VA of ours that vanished under `name` still carrying our finalizer, if any. */
+  private vanishedUnder(name: string): VolumeAttachment | undefined {
     // A VA deleted between the reconciler's mark and its sync: the mark
     // must go with it, or the set keeps the name forever and a later VA of
     // the same name gets a forced sync it was never owed.
     this.options.forcedSyncs.take(name);
-    return this.releaseVanished(name);
+    const last = this.options.vanished.get(name);
+    if (!last) this.options.log.v(3).info("VolumeAttachment was deleted, ignoring", { va: name });
+    return last;
   }
 
-  /** syncCached attaches or detaches a VA the cache has. */
-  private async syncCached(va: VolumeAttachment): Promise<void> {
+  /** syncCached attaches or detaches `va`: a cached VA, or the last state of a vanished one, which is only ever detached. */
+  private async syncCached(va: VolumeAttachment, { vanished }: { readonly vanished: boolean }): Promise<void> {
     const log = this.options.log.with({ va: va.metadata.name });
     // Taken first on every sync, as upstream consumes it: a forced sync is
     // one sync, whatever that sync then decides.
     const forced = this.options.forcedSyncs.take(va.metadata.name);
     // As upstream's syncVA: a VA not being deleted is attached, one being deleted detached.
-    const attaching = !va.metadata.deletionTimestamp;
+    const attaching = !vanished && !va.metadata.deletionTimestamp;
     // Nothing to do for an attached VA, or for a deleted one without our
     // finalizer (detached), unless the reconciler forced this sync.
     if (!forced && (attaching ? va.status?.attached : !carriesOurFinalizer(va, this.options.driverName))) {
@@ -130,30 +148,7 @@ export class CsiHandler implements Handler {
       return;
     }
     if (attaching) await this.attach(va, { forced, log });
-    else await this.detach(va, { forced, log });
-  }
-
-  /**
-   * releaseVanished settles a VA the API no longer has that vanished still
-   * carrying our finalizer (there is no VA left to write an error to). One
-   * that named a PV is released by that PV's sync, under the volume's lock,
-   * so it resolves with the PV for the PV queue; an inline one has no PV,
-   * so its volume is unpublished here from its last state.
-   */
-  private async releaseVanished(name: string): Promise<string | undefined> {
-    const last = this.options.vanished.get(name);
-    if (!last) {
-      this.options.log.v(3).info("VolumeAttachment was deleted, ignoring", { va: name });
-      return undefined;
-    }
-    const pvName = last.spec.source.persistentVolumeName;
-    if (pvName) return pvName;
-    const log = this.options.log.with({ va: name });
-    log.v(2).info("Detaching vanished VolumeAttachment");
-    await this.unpublish(last);
-    this.options.vanished.forget(name);
-    log.v(2).info("Detached");
-    return undefined;
+    else await this.detach(va, { forced, log, vanished });
   }
 
   private async attach(va: VolumeAttachment, { forced, log }: SyncContext): Promise<void> {
@@ -191,14 +186,15 @@ export class CsiHandler implements Handler {
     await this.writer.markAttached(current, publishContext);
   }
 
-  private async detach(va: VolumeAttachment, { forced, log }: SyncContext): Promise<void> {
-    log.v(2).info("Detaching", forced ? { forced } : {});
+  /** detach unpublishes the VA's volume and marks it detached; a vanished VA's is only unpublished, as nothing is left to mark. */
+  private async detach(va: VolumeAttachment, { forced, log, vanished }: SyncContext & { readonly vanished: boolean }): Promise<void> {
+    log.v(2).info(vanished ? "Detaching vanished VolumeAttachment" : "Detaching", forced ? { forced } : {});
     try {
       await this.unpublish(va);
       log.v(2).info("Detached");
-      await this.writer.markDetached(va);
+      if (!vanished) await this.writer.markDetached(va);
     } catch (e: unknown) {
-      await this.saveError(() => this.writer.saveDetachError(va, e), log);
+      if (!vanished) await this.saveError(() => this.writer.saveDetachError(va, e), log);
       throw e;
     }
   }
