@@ -105,8 +105,11 @@ export class PublicationRecovery {
       if (last === undefined) continue;
       const { nodeId } = resolvePublication(last, this.options.lookups, { remembered: true });
       if (!nodeId.ok) {
-        this.reportUnknownNode(pv, `VolumeAttachment ${name} vanished and its node ID cannot be told: ${errorMessage(nodeId.error)}`);
-        throw nodeId.error;
+        // A plain error, not the CSINode's NotFound: the PV sync must be
+        // retried until the node is known, not taken for a PV that is gone.
+        const why = `VolumeAttachment ${name} vanished and its node ID cannot be told: ${errorMessage(nodeId.error)}`;
+        this.reportUnknownNode(pv, why);
+        throw new Error(why, { cause: nodeId.error });
       }
       const takingOver = ours.filter((va) => !va.metadata.deletionTimestamp || carriesOurFinalizer(va, this.options.driverName));
       if (!nodeIdsNamedBy(takingOver, this.options.csiNodes, this.options.driverName)?.has(nodeId.id)) candidates.push(nodeId.id);
