@@ -1,24 +1,24 @@
 /**
  * `bun run start --with-node`: the Deployment as operators apply it, run by
  * a real kubelet and containerd on the test ground made a node
- * (test/cluster/node), with a demo Pod whose volume the attacher attaches.
+ * (test/ground/node), with a demo Pod whose volume the attacher attaches.
  * Needs root and Debian's containerd, iptables and containernetworking-plugins;
  * a fresh cluster each time (the node's state does not survive it).
  */
 import { $ } from "bun";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { AdminClient } from "../test/cluster/admin-client";
-import { ensureComponents } from "../test/cluster/components";
-import { mockDriverDeployment } from "../test/cluster/node/mock-driver-deployment";
-import { nodeClusterOptions, nodeImages, startNodeGround } from "../test/cluster/node/node-ground";
-import { startNodePlugin } from "../test/cluster/node/node-plugin";
-import { nodeGroundProblem } from "../test/cluster/node/node-prerequisites";
-import { startTestCluster } from "../test/cluster/test-cluster";
-import { applyObjects } from "../test/e2e/support/apply-manifest";
-import { persistentVolume } from "../test/e2e/support/objects";
-import { attachRequiredCsiDriver, claimFor, claimingPod, podPaths } from "../test/e2e/support/pod-objects";
-import { readRbacManifest } from "../test/e2e/support/rbac-manifest";
+import { AdminClient } from "../test/ground/admin-client";
+import { ensureComponents } from "../test/ground/components";
+import { mockDriverDeployment } from "../test/ground/node/mock-driver-deployment";
+import { nodeClusterOptions, nodeImages, startNodeGround } from "../test/ground/node/node-ground";
+import { startNodePlugin } from "../test/ground/node/node-plugin";
+import { nodeGroundProblem } from "../test/ground/node/node-prerequisites";
+import { startTestCluster } from "../test/ground/test-cluster";
+import { applyObjects } from "../test/ground/apply-manifest";
+import { persistentVolume } from "../test/ground/objects";
+import { attachRequiredCsiDriver, claimFor, claimingPod, podPaths } from "../test/ground/pod-objects";
+import { readRbacManifest } from "../test/ground/rbac-manifest";
 
 const root = join(import.meta.dir, "..");
 const archive = join(root, "dist/csi-attacher-image.tar");

@@ -20,12 +20,12 @@
 import { $ } from "bun";
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createIfAbsent } from "../test/cluster/admin-client";
-import { localDriverName, localNodeName, startLocalGround, type LocalGround } from "../test/cluster/local-ground";
-import { spawnManaged, stopAllManaged } from "../test/cluster/managed-process";
-import { paths, persistentVolume, volumeAttachment } from "../test/e2e/support/objects";
+import { createIfAbsent } from "../test/ground/admin-client";
+import { localDriverName, localNodeName, startLocalGround, type LocalGround } from "../test/ground/local-ground";
+import { spawnManaged, stopAllManaged } from "../test/ground/managed-process";
+import { paths, persistentVolume, volumeAttachment } from "../test/ground/objects";
 import { runOnNode } from "./start-on-node";
-import { attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../test/e2e/support/pod-objects";
+import { attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../test/ground/pod-objects";
 
 const root = resolve(import.meta.dir, "..");
 const binary = join(root, "dist/csi-attacher");
