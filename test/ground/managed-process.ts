@@ -40,9 +40,14 @@ export type CommandWrapper = readonly string[];
 /** Default time between SIGTERM and SIGKILL in {@link ManagedProcess.stop}. */
 export const DEFAULT_GRACE_MS = 5_000;
 
+/** The signals that end a process running the ground. */
+export type StopSignal = "SIGHUP" | "SIGINT" | "SIGTERM";
+
 const live = new Set<ManagedProcess>();
 const exitHooks = new Set<() => void>();
 let handlersInstalled = false;
+/** Set by {@link handOverSignals}: who decides what a stop signal does instead of the default. */
+let signalOwner: ((signal: StopSignal) => void) | undefined;
 
 /**
  * ManagedProcess is one child started by {@link spawnManaged}. Its output
@@ -230,6 +235,19 @@ export function onProcessExit(hook: () => void): () => void {
   return () => exitHooks.delete(hook);
 }
 
+/**
+ * handOverSignals gives SIGHUP, SIGINT and SIGTERM to `onSignal` instead of
+ * the default, which stops every child and exits with 128 plus the signal's
+ * number, as an interrupted test run should. A program for which Ctrl-C is
+ * the normal way to end (`bun run start`) takes its ground down in its own
+ * order and chooses its own exit code. The 'exit' hook and the watchdogs
+ * stay, so no child outlives the process either way.
+ */
+export function handOverSignals(onSignal: (signal: StopSignal) => void): void {
+  installHandlers();
+  signalOwner = onSignal;
+}
+
 /** The message of an unknown thrown value. */
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -288,6 +306,10 @@ function installHandlers(): void {
     // Installing a listener replaces the default "die at once", so the
     // children get their SIGTERM and grace period before we exit.
     process.on(signal, () => {
+      if (signalOwner !== undefined) {
+        signalOwner(signal);
+        return;
+      }
       stopAllManaged().then(
         () => process.exit(code),
         (e: unknown) => {
