@@ -61,14 +61,22 @@ async function buildIfStale(): Promise<void> {
 }
 
 /**
- * Runs the binary with its output on the terminal; each signal this script
- * gets is passed on once, as a pod's would be. The binary runs in a session
- * of its own: in ours, the terminal's Ctrl-C would reach it twice (from the
- * terminal and passed on), and a second signal means "exit now".
+ * Runs the binary with its output on the terminal, and passes it the first
+ * stop signal this script gets, as a pod's would be. It runs in a session of
+ * its own and later signals are not passed on: one Ctrl-C can reach this
+ * script twice (from the terminal and passed on by `bun run`), and to the
+ * binary a second signal means "exit now, without draining".
  */
 async function runAttacher(attacherArgs: readonly string[]): Promise<number> {
   const child = Bun.spawn([binary, ...attacherArgs], { stdio: ["ignore", "inherit", "inherit"], detached: true });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
+  let passedOn = false;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      if (passedOn) return;
+      passedOn = true;
+      child.kill(signal);
+    });
+  }
   return child.exited;
 }
 
