@@ -2,7 +2,7 @@
 # build-go-attacher.sh builds the upstream Go external-attacher
 # (github.com/kubernetes-csi/external-attacher/v4, cmd/csi-attacher) from the
 # Go module proxy into the same cache as the test ground's components
-# (test/cluster/build-components.sh), keyed by version, so a warm machine
+# (test/ground/build-components.sh), keyed by version, so a warm machine
 # never rebuilds. Progress goes to stderr; the binary's absolute path to stdout.
 #
 # Why a wrapper: the attacher's go.mod pins k8s.io/* with `replace` lines, and

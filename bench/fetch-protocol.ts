@@ -10,10 +10,10 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { AdminClient, createIfAbsent } from "../test/cluster/admin-client";
-import { stopAllManaged } from "../test/cluster/managed-process";
-import { startTestCluster } from "../test/cluster/test-cluster";
-import { csiNode, paths, persistentVolume, volumeAttachment } from "../test/e2e/support/objects";
+import { AdminClient, createIfAbsent } from "../test/ground/admin-client";
+import { stopAllManaged } from "../test/ground/managed-process";
+import { startTestCluster } from "../test/ground/test-cluster";
+import { csiNode, paths, persistentVolume, volumeAttachment } from "../test/ground/objects";
 import { measureInChild } from "./lib/measured-child";
 import { median } from "./lib/stats";
 

@@ -12,10 +12,10 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freeLoopbackPorts } from "../test/cluster/free-ports";
-import { startTestCluster } from "../test/cluster/test-cluster";
-import { launchFakeCsiDriver } from "../test/drivers/fake-csi-driver/launch";
-import { startAttacher } from "../test/e2e/support/attacher-process";
+import { freeLoopbackPorts } from "../test/ground/free-ports";
+import { startTestCluster } from "../test/ground/test-cluster";
+import { launchFakeCsiDriver } from "../test/ground/fake-csi-driver/launch";
+import { startAttacher } from "../test/ground/attacher-process";
 
 const runs = Number(process.argv[2] ?? 3);
 const samplesPerRun = Number(process.argv[3] ?? 5);

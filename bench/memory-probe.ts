@@ -13,7 +13,7 @@
  *              the detaches and after a second batch: live heap bytes per
  *              foreign PV and per own VA. From source with --preload by
  *              default; --heap-bin takes binaries built with the probe in
- *              (main() importing bench/lib/heap-probe-preload.ts).
+ *              (main() importing test/ground/heap-probe-preload.ts).
  *
  *   bun run bench/memory-probe.ts --foreign-pvs 10000 --own-vas 1000 --rounds 3 \
  *     --bin before=/tmp/before --bin after=dist/csi-attacher --go --second
@@ -22,12 +22,12 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ensureComponents } from "../test/cluster/components";
+import { ensureComponents } from "../test/ground/components";
 import type { AttacherBinary, RunningAttacher } from "./lib/attacher-under-test";
 import { BenchContext, round3, settleRss } from "./lib/bench-context";
 import { createForeignPvs, createVas, prepareOwnPvs, startBenchGround } from "./lib/bench-ground";
 import { buildGoAttacher } from "./lib/go-attacher-build";
-import { writeHeapProbeLauncher } from "./lib/heap-probe-launcher";
+import { writeHeapProbeLauncher } from "../test/ground/heap-probe-launcher";
 import { median } from "./lib/stats";
 import { VaWatch } from "./lib/va-watch";
 
@@ -72,7 +72,7 @@ const entries: Entry[] = opts.bin.map((spec) => {
 });
 if (opts.go) entries.push({ name: "go", binary: { kind: "go", path: buildGoAttacher() }, workers: limits.workers });
 
-/** HeapProbe is one line of bench/lib/heap-probe-preload.ts. */
+/** HeapProbe is one line of test/ground/heap-probe-preload.ts. */
 interface HeapProbe {
   readonly heapSize: number;
   readonly heapCapacity: number;

@@ -12,7 +12,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ensureComponents } from "../test/cluster/components";
+import { ensureComponents } from "../test/ground/components";
 import { honouredFlags } from "./lib/attacher-flags";
 import type { AttacherBinary, AttacherKind } from "./lib/attacher-under-test";
 import { BenchContext } from "./lib/bench-context";

@@ -8,8 +8,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureComponents } from "../test/cluster/components";
-import { startTestCluster } from "../test/cluster/test-cluster";
+import { ensureComponents } from "../test/ground/components";
+import { startTestCluster } from "../test/ground/test-cluster";
 
 const runs = Number(process.argv[2] ?? 3);
 

@@ -27,8 +27,8 @@ import { copyFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createVas, deleteVas, prepareOwnPvs, startBenchGround } from "../bench/lib/bench-ground";
-import { waitForCondition } from "../test/cluster/managed-process";
-import { paths } from "../test/e2e/support/objects";
+import { waitForCondition } from "../test/ground/managed-process";
+import { paths } from "../test/ground/objects";
 
 const binary = process.env["ATTACHER_OUTFILE"] ?? "dist/csi-attacher";
 const orderFile = "scripts/bytecode-order.txt";

@@ -3,14 +3,15 @@
  * the compiled binary against that cluster with the flags given, exactly as
  * the sidecar would run. With no kubeconfig it first starts the local test
  * ground (kube-apiserver, etcd and Kubernetes' mock CSI driver, state kept in
- * .cluster/), creates a demo PV and VolumeAttachment, and runs the attacher
+ * .cluster/ or --ground-dir), creates a demo PV and VolumeAttachment, and runs the attacher
  * against it, so a newcomer sees a volume attach with one command. With
  * --with-controller-manager, kube-controller-manager's attach/detach and PV
  * binder controllers run too, and a demo Pod's volume is attached the way a
  * cluster does it: the controller creates the VolumeAttachment, the attacher
  * attaches it, the controller lists it in the Node's status. With
  * --with-node the ground becomes a node and runs deploy/kubernetes as
- * operators apply it (scripts/start-on-node.ts).
+ * operators apply it (scripts/start-on-node.ts). Ctrl-C stops the attacher
+ * as a pod's SIGTERM would, then the ground, and exits 0.
  *
  *   bun run start                                   # local test ground
  *   bun run start --with-controller-manager         # ... driven by the attach/detach controller
@@ -20,12 +21,13 @@
 import { $ } from "bun";
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createIfAbsent } from "../test/cluster/admin-client";
-import { localDriverName, localNodeName, startLocalGround, type LocalGround } from "../test/cluster/local-ground";
-import { spawnManaged, stopAllManaged } from "../test/cluster/managed-process";
-import { paths, persistentVolume, volumeAttachment } from "../test/e2e/support/objects";
+import { createIfAbsent } from "../test/ground/admin-client";
+import { localDriverName, localNodeName, startLocalGround, type LocalGround } from "../test/ground/local-ground";
+import { spawnManaged, stopAllManaged, type StopSignal } from "../test/ground/managed-process";
+import { paths, persistentVolume, volumeAttachment } from "../test/ground/objects";
+import { attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../test/ground/pod-objects";
 import { runOnNode } from "./start-on-node";
-import { attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../test/e2e/support/pod-objects";
+import { startOrStop, stopSignal } from "./stop-signal";
 
 const root = resolve(import.meta.dir, "..");
 const binary = join(root, "dist/csi-attacher");
@@ -33,7 +35,11 @@ const controllerManagerFlag = "--with-controller-manager";
 const withControllerManager = process.argv.includes(controllerManagerFlag);
 const nodeFlag = "--with-node";
 const withNode = process.argv.includes(nodeFlag);
-const args = process.argv.slice(2).filter((arg) => arg !== controllerManagerFlag && arg !== nodeFlag);
+const groundDirFlag = "--ground-dir=";
+const groundDir = resolve(process.argv.find((arg) => arg.startsWith(groundDirFlag))?.slice(groundDirFlag.length) ?? join(root, ".cluster"));
+const args = process.argv.slice(2).filter((arg) => arg !== controllerManagerFlag && arg !== nodeFlag && !arg.startsWith(groundDirFlag));
+/** Longer than the attacher's own drain deadline at the default --timeout (15 s plus 5 s), so the attacher, not this script, decides when it is done. */
+const attacherStopGraceMs = 30_000;
 
 await buildIfStale();
 const againstCluster = args.some((arg) => /^--?kubeconfig(=|$)/.test(arg)) || process.env["KUBERNETES_SERVICE_HOST"] !== undefined;
@@ -45,7 +51,7 @@ if (againstCluster && withNode) {
   console.error(`${nodeFlag} makes the local test ground a node; a real cluster has its own`);
   process.exit(2);
 }
-process.exit(againstCluster ? await runAttacher(args) : withNode ? await runOnNode() : await runOnLocalGround(args));
+process.exit(againstCluster ? await runAttacher(args) : withNode ? await runOnNode(stopSignal()) : await runOnLocalGround(args, stopSignal()));
 
 /** Rebuilds dist/csi-attacher when any source is newer than it. */
 async function buildIfStale(): Promise<void> {
@@ -54,16 +60,34 @@ async function buildIfStale(): Promise<void> {
   if (sources.some((source) => statSync(source).mtimeMs > builtAt)) await $`bun run ${join(root, "scripts/build.ts")}`;
 }
 
-/** Runs the binary in the foreground; signals reach it as they would in a pod. */
+/**
+ * Runs the binary with its output on the terminal, and passes it the first
+ * stop signal this script gets, as a pod's would be. It runs in a session of
+ * its own and later signals are not passed on: one Ctrl-C can reach this
+ * script twice (from the terminal and passed on by `bun run`), and to the
+ * binary a second signal means "exit now, without draining".
+ */
 async function runAttacher(attacherArgs: readonly string[]): Promise<number> {
-  const child = Bun.spawn([binary, ...attacherArgs], { stdio: ["inherit", "inherit", "inherit"] });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
+  const child = Bun.spawn([binary, ...attacherArgs], { stdio: ["ignore", "inherit", "inherit"], detached: true });
+  let passedOn = false;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      if (passedOn) return;
+      passedOn = true;
+      child.kill(signal);
+    });
+  }
   return child.exited;
 }
 
-async function runOnLocalGround(attacherArgs: readonly string[]): Promise<number> {
-  const ground = await startLocalGround(join(root, ".cluster"));
-  const demo = withControllerManager ? await startPodDemo(ground) : await createVolumeAttachmentDemo(ground);
+/**
+ * runOnLocalGround starts the ground and the demo, runs the attacher until
+ * it exits or a stop signal comes, and then takes the ground down: the
+ * attacher's exit code, which a stop makes 0 once it has drained.
+ */
+async function runOnLocalGround(attacherArgs: readonly string[], stop: Promise<StopSignal>): Promise<number> {
+  const ground = await startOrStop(startLocalGround(groundDir), stop);
+  const demo = await startOrStop(withControllerManager ? startPodDemo(ground) : createVolumeAttachmentDemo(ground), stop);
   const { cluster, driver } = ground;
   console.log(
     [
@@ -84,12 +108,16 @@ async function runOnLocalGround(attacherArgs: readonly string[]): Promise<number
     command: [binary, `--kubeconfig=${cluster.kubeconfigPath}`, `--csi-address=${driver.socket}`, "-v=2", ...attacherArgs],
     logDir: cluster.dir,
   });
-  // Show the attacher's log live, as if it ran in the foreground.
-  const tail = Bun.spawn(["tail", "-F", "-n", "+1", attacher.stderrPath], { stdout: "inherit", stderr: "ignore" });
+  // Show the attacher's log live, as if it ran in the foreground, to its
+  // last line: tail ends once the attacher has, and in a session of its own
+  // it outlives the Ctrl-C that asks the attacher to stop.
+  const tail = Bun.spawn(["tail", "-F", "-n", "+1", `--pid=${attacher.pid}`, attacher.stderrPath], { stdout: "inherit", stderr: "ignore", detached: true });
+  void stop.then(() => attacher.stop(attacherStopGraceMs));
   const code = await attacher.exited;
-  tail.kill();
-  await stopAllManaged();
+  await tail.exited;
+  // The controller manager and the apiserver before etcd, so none logs its server going away; then the driver.
   await cluster.stop();
+  await stopAllManaged();
   return code;
 }
 

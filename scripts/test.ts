@@ -73,7 +73,7 @@ await step("generated code is current", async () => {
 });
 await step("test ground components (Go, cached by version; the first build takes minutes)", async () => {
   // Quiet on success: a cold build prints hundreds of module downloads.
-  const build = await $`bash test/cluster/build-components.sh`.nothrow().quiet();
+  const build = await $`bash test/ground/build-components.sh`.nothrow().quiet();
   if (build.exitCode !== 0) {
     process.stderr.write(build.stderr);
     throw new Error(`building the test ground failed (exit ${build.exitCode})`);
@@ -95,7 +95,7 @@ await step("image", async () => {
   const crossBinaries = crossCompiled.map((target) => `--binary-${target.architecture}=${defaultOutfile(target)}`);
   await $`bun run scripts/image.ts --binary=dist/csi-attacher ${crossBinaries}`;
 });
-await step("unit tests", () => bunTest(30_000, ["test/unit"]));
+await step("unit tests", () => bunTest(30_000, ["test/unit", "bench/test"]));
 // E2E_SHARDS=1 runs them one file after another, with the report streamed.
 const e2eShards = Number(process.env["E2E_SHARDS"] ?? 2);
 await step(`end-to-end tests (${e2eShards} shards)`, () => bunTestSharded(180_000, "test/e2e", e2eShards));

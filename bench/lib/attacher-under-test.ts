@@ -3,7 +3,7 @@
  * samples its memory from /proc while it runs, and tells when it is ready.
  */
 import { readFileSync, statSync } from "node:fs";
-import { spawnManaged, waitForCondition, type CommandWrapper, type ManagedProcess } from "../../test/cluster/managed-process";
+import { spawnManaged, waitForCondition, type CommandWrapper, type ManagedProcess } from "../../test/ground/managed-process";
 import { readCpuSeconds, readMemory } from "./proc-stats";
 
 /** AttacherKind names the implementations compared: ours, upstream's, and the bare floor client (bench/floor/bare-attacher.ts). */

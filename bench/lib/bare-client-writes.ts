@@ -4,8 +4,8 @@
  * what src/controller/csi-handler.ts and src/controller/va-writer.ts send on
  * a first attach of a VA whose PV lacks the finalizer, and on its deletion.
  */
-import type { JsonPatchOperation, PatchType } from "../../test/cluster/admin-client";
-import { paths } from "../../test/e2e/support/objects";
+import type { JsonPatchOperation, PatchType } from "../../test/ground/admin-client";
+import { paths } from "../../test/ground/objects";
 
 /** The annotation in which an attacher remembers the node ID it published to. */
 export const nodeIdAnnotation = "csi.alpha.kubernetes.io/node-id";

@@ -2,7 +2,7 @@
  * What every scenario needs: the ground, the VA watch, how to start an
  * attacher with the shared flags, and waits that show progress.
  */
-import { waitForCondition, type ManagedProcess } from "../../test/cluster/managed-process";
+import { waitForCondition, type ManagedProcess } from "../../test/ground/managed-process";
 import type { AttacherBinary, RunningAttacher, StartOptions } from "./attacher-under-test";
 import { startAttacher } from "./attacher-under-test";
 import { deleteVas, type BenchGround } from "./bench-ground";

@@ -1,18 +1,18 @@
 /**
  * The ground every attacher runs on in turn: one kube-apiserver + etcd
- * (test/cluster), one CSI driver (the fault-injecting one with a
+ * (test/ground), one CSI driver (the fault-injecting one with a
  * configurable publish/unpublish latency, or Kubernetes' mock driver),
  * CSINodes, and helpers that create and remove PVs and VAs in bulk.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient, createIfAbsent, isNotFound, type KubeObject } from "../../test/cluster/admin-client";
-import { startMockCsiDriver } from "../../test/cluster/mock-csi-driver";
-import { startTestCluster, type TestCluster } from "../../test/cluster/test-cluster";
-import { launchFakeCsiDriver, type FakeCsiDriver } from "../../test/drivers/fake-csi-driver/launch";
-import { csiTestClient } from "../../test/e2e/support/csi-test-client";
-import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/e2e/support/objects";
+import { AdminClient, createIfAbsent, isNotFound, type KubeObject } from "../../test/ground/admin-client";
+import { startMockCsiDriver } from "../../test/ground/mock-csi-driver";
+import { startTestCluster, type TestCluster } from "../../test/ground/test-cluster";
+import { launchFakeCsiDriver, type FakeCsiDriver } from "../../test/ground/fake-csi-driver/launch";
+import { csiTestClient } from "../../test/ground/csi-test-client";
+import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/ground/objects";
 
 /** The driver both attachers serve. */
 export const benchDriverName = "bench.csi.test";
@@ -25,7 +25,7 @@ export const benchNodes = ["bench-node-a", "bench-node-b", "bench-node-c", "benc
 /** Requests the bench client keeps in flight when creating or deleting in bulk. */
 export const bulkConcurrency = 32;
 
-/** DriverKind: the fault driver (test/drivers/fake-csi-driver) or Kubernetes' mock driver. */
+/** DriverKind: the fault driver (test/ground/fake-csi-driver) or Kubernetes' mock driver. */
 export type DriverKind = "fake" | "mock";
 
 /** BenchGround is the running cluster and driver. */

@@ -7,8 +7,8 @@
  * so a 50 ms poll of one small list neither loads the apiserver nor blurs
  * the measure.
  */
-import type { AdminClient } from "../../test/cluster/admin-client";
-import { podPaths, volumesAttachedTo, type NodeJson } from "../../test/e2e/support/pod-objects";
+import type { AdminClient } from "../../test/ground/admin-client";
+import { podPaths, volumesAttachedTo, type NodeJson } from "../../test/ground/pod-objects";
 
 /** attachmentKey names one volume on one node. */
 export const attachmentKey = (node: string, volumeName: string): string => `${node}|${volumeName}`;

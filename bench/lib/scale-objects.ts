@@ -4,8 +4,8 @@
  * between attachers (finalizers and status off, the driver's publications
  * forgotten), so ours and Go each start from the same unattached cluster.
  */
-import { createIfAbsent, isNotFound, type KubeObject } from "../../test/cluster/admin-client";
-import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/e2e/support/objects";
+import { createIfAbsent, isNotFound, type KubeObject } from "../../test/ground/admin-client";
+import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/ground/objects";
 import { benchDriverName, createForeignPvs, forEachLimited, listAll, releasePvFinalizers, type BenchGround } from "./bench-ground";
 
 /** Requests in flight while creating or resetting in bulk: the apiserver is local, the bench process is the limit. */

@@ -4,7 +4,7 @@
  * A watch instead of polling: listing 1,000 VAs every 100 ms would load the
  * apiserver the attachers share and blur what is measured.
  */
-import type { AdminClientOptions } from "../../test/cluster/admin-client";
+import type { AdminClientOptions } from "../../test/ground/admin-client";
 
 const vaPath = "/apis/storage.k8s.io/v1/volumeattachments";
 

@@ -8,7 +8,7 @@ import type { BenchResults, RunResult, ScenarioResult } from "../lib/results";
 import { floorRows, formatNumber, limitRows, machineLines, verdict } from "./render-markdown";
 import { scaleChartsHtml } from "./scale-charts";
 import { timelineHtml } from "./startup-timeline";
-import { escapeXml, lineChart, type ChartLine } from "./svg-line-chart";
+import { escapeXml, lineChart, type ChartLine } from "../../test/ground/svg-line-chart";
 
 const colors = { ours: "#1f6fd1", go: "#e07b00", floor: "#2a9d4a" } as const;
 const kindLabels = { ours: "ours", go: "Go", floor: "floor" } as const;

@@ -6,7 +6,7 @@
 import type { AttacherKind } from "../lib/attacher-under-test";
 import type { BenchResults, ScenarioResult } from "../lib/results";
 import { median } from "../lib/stats";
-import { escapeXml, lineChart } from "./svg-line-chart";
+import { escapeXml, lineChart } from "../../test/ground/svg-line-chart";
 
 const colors: Record<Exclude<AttacherKind, "floor">, string> = { ours: "#1f6fd1", go: "#e07b00" };
 

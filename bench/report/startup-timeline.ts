@@ -7,7 +7,7 @@ import { finiteValues, pairRatios, type RoundMetrics } from "../lib/ratios";
 import type { BenchResults } from "../lib/results";
 import { startupMarks, type StartupMark } from "../lib/startup-timeline";
 import { median } from "../lib/stats";
-import { escapeXml } from "./svg-line-chart";
+import { escapeXml } from "../../test/ground/svg-line-chart";
 
 /** TimelineRow is one mark: its medians, the median pair ratio, and which line each attacher's figure is read from. */
 export interface TimelineRow {

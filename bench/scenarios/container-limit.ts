@@ -2,7 +2,7 @@
  * Scenario 8, the container limit: the smallest memory limit under which an
  * attacher still does its work, as a container's `resources.limits.memory`
  * would hold it. Each run execs the attacher in a memory cgroup of its own
- * (bench/lib/memory-cgroup.ts) after dropping the page cache, so the pages
+ * (test/ground/memory-cgroup.ts) after dropping the page cache, so the pages
  * of its binary are charged to it as in a fresh container; then N VAs are
  * created, attached, deleted and detached.
  *
@@ -17,7 +17,7 @@ import type { AttacherBinary, RunningAttacher } from "../lib/attacher-under-test
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
 import { createVas, deleteVas, prepareOwnPvs } from "../lib/bench-ground";
 import { classifyFailure, deadlineMs, LimitWalk, type LimitTrial } from "../lib/limit-walk";
-import { dropPageCache, MemoryGroup, type ChargeSplit } from "../lib/memory-cgroup";
+import { dropPageCache, MemoryGroup, type ChargeSplit } from "../../test/ground/memory-cgroup";
 import type { LimitTrialRecord, MetricSpec, RunResult } from "../lib/results";
 
 const MiB = 1024 * 1024;

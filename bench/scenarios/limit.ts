@@ -7,7 +7,7 @@
  * create to last attached as seen by the bench's watch, then first delete to
  * last VA gone. Its rate is the ceiling either attacher could reach here.
  */
-import type { AdminClient } from "../../test/cluster/admin-client";
+import type { AdminClient } from "../../test/ground/admin-client";
 import { attachWrites, detachWrites, type BareWrite } from "../lib/bare-client-writes";
 import { round3, type BenchContext } from "../lib/bench-context";
 import { createVas, deleteVas, ownPvName, prepareOwnPvs, pvFinalizer, vaNode } from "../lib/bench-ground";

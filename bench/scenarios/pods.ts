@@ -8,11 +8,11 @@
  * status from 0.5 s on (x1.05 a poll), so its own pace is part of both
  * numbers; the VA-attached time beside them is the attacher's part alone.
  */
-import type { AdminClient } from "../../test/cluster/admin-client";
-import type { KubeControllerManager } from "../../test/cluster/kube-controller-manager";
-import { waitForCondition } from "../../test/cluster/managed-process";
-import { attachedVolumeName, attachmentName, attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../../test/e2e/support/pod-objects";
-import { paths, persistentVolume } from "../../test/e2e/support/objects";
+import type { AdminClient } from "../../test/ground/admin-client";
+import type { KubeControllerManager } from "../../test/ground/kube-controller-manager";
+import { waitForCondition } from "../../test/ground/managed-process";
+import { attachedVolumeName, attachmentName, attachRequiredCsiDriver, claimFor, controllerManagedNode, podOnNode, podPaths } from "../../test/ground/pod-objects";
+import { paths, persistentVolume } from "../../test/ground/objects";
 import type { AttacherBinary } from "../lib/attacher-under-test";
 import { round3, type AttacherLimits, type BenchContext } from "../lib/bench-context";
 import { benchDriverName, benchNodes, bulkConcurrency, forEachLimited, prepareOwnPvs, vaNode } from "../lib/bench-ground";

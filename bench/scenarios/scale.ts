@@ -14,8 +14,8 @@ import { fakeDriverOf, setDriverLatency } from "../lib/bench-ground";
 import { progress } from "../lib/progress";
 import type { MetricSpec, RunResult } from "../lib/results";
 import { scaleProbePrefix, scaleVaName, type ScaleObjects } from "../lib/scale-objects";
-import { paths } from "../../test/e2e/support/objects";
-import type { FakeCsiDriver } from "../../test/drivers/fake-csi-driver/launch";
+import { paths } from "../../test/ground/objects";
+import type { FakeCsiDriver } from "../../test/ground/fake-csi-driver/launch";
 
 export interface ScaleParams extends AttacherLimits {
   /** The N of each step, smallest first; the run stops at the first N that fails. */

@@ -1,6 +1,6 @@
 /**
  * The cache outside the repository that builds, tests and the bench share:
- * the test ground's Go builds (test/cluster/build-components.sh), upstream's
+ * the test ground's Go builds (test/ground/build-components.sh), upstream's
  * attacher (bench/build-go-attacher.sh), the Bun runtimes cross-compiling
  * needs, and the image's .deb files. Those shell scripts spell the same rule.
  */

@@ -1,4 +1,4 @@
-import { startAttacher, type AttacherOptions, type AttacherProcess } from "../e2e/support/attacher-process";
+import { startAttacher, type AttacherOptions, type AttacherProcess } from "../ground/attacher-process";
 
 /**
  * AttacherSupervisor keeps one compiled attacher running, as the kubelet

@@ -1,5 +1,5 @@
-import type { AdminClient } from "../cluster/admin-client";
-import type { AttacherOptions } from "../e2e/support/attacher-process";
+import type { AdminClient } from "../ground/admin-client";
+import type { AttacherOptions } from "../ground/attacher-process";
 import { AttacherSupervisor } from "./attacher-supervisor";
 
 /**

@@ -1,5 +1,5 @@
-import { AdminApiError, type AdminClient, type KubeObject } from "../cluster/admin-client";
-import { paths, persistentVolume, volumeAttachment } from "../e2e/support/objects";
+import { AdminApiError, type AdminClient, type KubeObject } from "../ground/admin-client";
+import { paths, persistentVolume, volumeAttachment } from "../ground/objects";
 
 /** Options of {@link Churn}. */
 export interface ChurnOptions {

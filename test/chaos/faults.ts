@@ -1,6 +1,6 @@
-import type { TestCluster } from "../cluster/test-cluster";
-import type { CsiMethodName, ScriptedAnswer } from "../drivers/fake-csi-driver/control-protocol";
-import type { FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
+import type { TestCluster } from "../ground/test-cluster";
+import type { CsiMethodName, ScriptedAnswer } from "../ground/fake-csi-driver/control-protocol";
+import type { FakeCsiDriver } from "../ground/fake-csi-driver/launch";
 import type { Attachers } from "./attachers";
 
 /** What a fault may act on. */

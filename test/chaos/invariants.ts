@@ -4,7 +4,7 @@
  * VA and PV (revision-ordered) and the driver's journal of every call it
  * finished. Pure functions: the suite gathers the evidence, these judge it.
  */
-import type { JournalEntry } from "../drivers/fake-csi-driver/state-dir";
+import type { JournalEntry } from "../ground/fake-csi-driver/state-dir";
 import type { ObjectChange, StoredObject } from "./etcd-history";
 
 export interface Evidence {

@@ -3,7 +3,7 @@
 // (default 1; 2 or more run leader election, and the leader is the one
 // killed) attacher replicas; prints what it did
 // and each invariant, and exits 1 if one broke. Build the binary first
-// (`bun run build`); the test ground comes from test/cluster.
+// (`bun run build`); the test ground comes from test/ground.
 import { runChaos } from "./run-chaos";
 
 const vas = Number(process.env["CHAOS_VAS"] ?? "1000");

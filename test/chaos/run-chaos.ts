@@ -1,17 +1,17 @@
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient, type KubeObject } from "../cluster/admin-client";
-import { startTestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import { readJournal } from "../drivers/fake-csi-driver/state-dir";
-import { csiNode, paths } from "../e2e/support/objects";
+import { AdminClient, type KubeObject } from "../ground/admin-client";
+import { startTestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver } from "../ground/fake-csi-driver/launch";
+import { readJournal } from "../ground/fake-csi-driver/state-dir";
+import { csiNode, paths } from "../ground/objects";
 import { replicatedAttachers, singleAttacher } from "./attachers";
 import { Churn } from "./churn";
 import { EtcdHistory } from "./etcd-history";
 import { faults, faultsTogether } from "./faults";
 import { checkInvariants, sweptByApiserver, type InvariantResult } from "./invariants";
-import { seededRandom } from "../cluster/seeded-random";
+import { seededRandom } from "../ground/seeded-random";
 
 /** Options of {@link runChaos}. */
 export interface ChaosOptions {

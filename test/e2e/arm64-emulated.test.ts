@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
-import { AdminClient } from "../cluster/admin-client";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import type { CallRecord } from "../drivers/fake-csi-driver/control-protocol";
+import { AdminClient } from "../ground/admin-client";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import type { CallRecord } from "../ground/fake-csi-driver/control-protocol";
 import { parseVersionLine } from "../../scripts/image/image-identity";
-import { attacherBinary } from "./support/attacher-process";
+import { attacherBinary } from "../ground/attacher-process";
 import { arm64, arm64Binary, arm64EmulationProblem, arm64Sysroot, arm64Wrapper } from "./support/arm64-emulation";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
 import { run } from "./support/sidecar-image";
 
 /**

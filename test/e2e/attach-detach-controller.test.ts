@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient, type KubeObject } from "../cluster/admin-client";
-import type { KubeControllerManager } from "../cluster/kube-controller-manager";
-import { waitForCondition } from "../cluster/managed-process";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { AdminClient, type KubeObject } from "../ground/admin-client";
+import type { KubeControllerManager } from "../ground/kube-controller-manager";
+import { waitForCondition } from "../ground/managed-process";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { paths, persistentVolume, type PersistentVolumeJson, type VolumeAttachmentJson } from "./support/objects";
+import { paths, persistentVolume, type PersistentVolumeJson, type VolumeAttachmentJson } from "../ground/objects";
 import {
   attachRequiredCsiDriver,
   attachedVolumeName,
@@ -16,7 +16,7 @@ import {
   volumesAttachedTo,
   type EventJson,
   type NodeJson,
-} from "./support/pod-objects";
+} from "../ground/pod-objects";
 import { callsFor, rawPersistentVolume } from "./support/rule-objects";
 
 /**

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient } from "../cluster/admin-client";
-import { ensureComponents } from "../cluster/components";
-import { startMockCsiDriver, type MockCsiDriver } from "../cluster/mock-csi-driver";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { startAttacher, type AttacherProcess } from "./support/attacher-process";
-import { csiTestClient } from "./support/csi-test-client";
-import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeJson, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
+import { AdminClient } from "../ground/admin-client";
+import { ensureComponents } from "../ground/components";
+import { startMockCsiDriver, type MockCsiDriver } from "../ground/mock-csi-driver";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { startAttacher, type AttacherProcess } from "../ground/attacher-process";
+import { csiTestClient } from "../ground/csi-test-client";
+import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeJson, type VolumeAttachmentJson, hasSettledAttachError } from "../ground/objects";
 
 /**
  * The compiled attacher against a real kube-apiserver and a real CSI driver

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminApiError, AdminClient } from "../cluster/admin-client";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { AdminApiError, AdminClient } from "../ground/admin-client";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { csiNode, paths, persistentVolume, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
+import { csiNode, paths, persistentVolume, type VolumeAttachmentJson, hasSettledAttachError } from "../ground/objects";
 import { callsFor, gapsMs, nodeIdAnnotation, prepublishedVa, rawPersistentVolume, ruleVolumeAttachment } from "./support/rule-objects";
 
 /**

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminApiError, AdminClient } from "../cluster/admin-client";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import { startAttacher, type AttacherProcess } from "./support/attacher-process";
-import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeOptions, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
+import { AdminApiError, AdminClient } from "../ground/admin-client";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver, type FakeCsiDriver } from "../ground/fake-csi-driver/launch";
+import { startAttacher, type AttacherProcess } from "../ground/attacher-process";
+import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeOptions, type VolumeAttachmentJson, hasSettledAttachError } from "../ground/objects";
 import { callsFor, rawPersistentVolume, ruleVolumeAttachment } from "./support/rule-objects";
 import { grantSecretRead, upstreamRbacKubeconfig } from "./support/upstream-rbac";
 

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient } from "../cluster/admin-client";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import { attacherBinary, startAttacher } from "./support/attacher-process";
+import { AdminClient } from "../ground/admin-client";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver } from "../ground/fake-csi-driver/launch";
+import { attacherBinary, startAttacher } from "../ground/attacher-process";
 import { CorruptingProxy } from "./support/corrupting-proxy";
-import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
 import { callsFor } from "./support/rule-objects";
 
 /**

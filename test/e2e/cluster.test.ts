@@ -3,14 +3,14 @@
  * driver start, behave like the real thing, and leave nothing behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { persistentVolume } from "./support/objects";
+import { persistentVolume } from "../ground/objects";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient, isNotFound, type KubeObject } from "../cluster/admin-client";
-import { ensureComponents, type ComponentPaths } from "../cluster/components";
-import { acceptsConnection, startMockCsiDriver } from "../cluster/mock-csi-driver";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { AdminClient, isNotFound, type KubeObject } from "../ground/admin-client";
+import { ensureComponents, type ComponentPaths } from "../ground/components";
+import { acceptsConnection, startMockCsiDriver } from "../ground/mock-csi-driver";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
 
 const VA_PATH = "/apis/storage.k8s.io/v1/volumeattachments";
 const PV_PATH = "/api/v1/persistentvolumes";

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient, type KubeObject } from "../cluster/admin-client";
-import { waitForCondition } from "../cluster/managed-process";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import { startAttacher, type AttacherProcess } from "./support/attacher-process";
+import { AdminClient, type KubeObject } from "../ground/admin-client";
+import { waitForCondition } from "../ground/managed-process";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver, type FakeCsiDriver } from "../ground/fake-csi-driver/launch";
+import { startAttacher, type AttacherProcess } from "../ground/attacher-process";
 import { upstreamRbacKubeconfig } from "./support/upstream-rbac";
-import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeJson, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, volumeAttachment, type PersistentVolumeJson, type VolumeAttachmentJson } from "../ground/objects";
 
 /**
  * deploy/kubernetes/rbac.yaml is all the attacher needs: run it as the csi-attacher

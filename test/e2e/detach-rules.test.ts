@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient } from "../cluster/admin-client";
-import { waitForCondition } from "../cluster/managed-process";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { AdminClient } from "../ground/admin-client";
+import { waitForCondition } from "../ground/managed-process";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
 import { hardDeleteFromEtcd } from "./support/etcd-hard-delete";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { csiNode, paths, persistentVolume, type PersistentVolumeJson, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, type PersistentVolumeJson, type VolumeAttachmentJson } from "../ground/objects";
 import { callsFor, nodeIdAnnotation, ruleVolumeAttachment } from "./support/rule-objects";
 
 /**

@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
 import { platformOf } from "../../src/cli/version";
-import { AdminClient } from "../cluster/admin-client";
-import { spawnManaged } from "../cluster/managed-process";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import { AttacherProcess, attacherBinary } from "./support/attacher-process";
+import { AdminClient } from "../ground/admin-client";
+import { spawnManaged } from "../ground/managed-process";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver } from "../ground/fake-csi-driver/launch";
+import { AttacherProcess, attacherBinary } from "../ground/attacher-process";
 import { buildDistrolessRoot, commandInRoot, kubeconfigInRoot, nonrootId, socketMountPoint } from "./support/distroless-root";
-import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
 import { jscReexecEnvironment } from "./support/jsc-reexec-environment";
 
 /**

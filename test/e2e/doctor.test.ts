@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient } from "../cluster/admin-client";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { attacherBinary } from "./support/attacher-process";
+import { AdminClient } from "../ground/admin-client";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { attacherBinary } from "../ground/attacher-process";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
 
 /**
  * `csi-attacher doctor` against the real ground: one healthy, one failing

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminApiError, AdminClient } from "../cluster/admin-client";
-import { spawnManaged } from "../cluster/managed-process";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import { AttacherProcess, attacherBinary } from "./support/attacher-process";
-import { containerArgs, containerEnv, driverChartArgs, type DriverChartArgs } from "./support/driver-chart-args";
+import { AdminApiError, AdminClient } from "../ground/admin-client";
+import { spawnManaged } from "../ground/managed-process";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver } from "../ground/fake-csi-driver/launch";
+import { AttacherProcess, attacherBinary } from "../ground/attacher-process";
+import { containerArgs, containerEnv, driverChartArgs, type DriverChartArgs } from "../ground/driver-chart-args";
 
 /**
  * The compiled attacher takes each CSI driver chart's csi-attacher args

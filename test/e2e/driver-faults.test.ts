@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient } from "../cluster/admin-client";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { AdminClient } from "../ground/admin-client";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson, hasSettledAttachError } from "./support/objects";
+import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson, hasSettledAttachError } from "../ground/objects";
 
 /**
  * How the compiled attacher handles a driver that fails, hangs, or needs

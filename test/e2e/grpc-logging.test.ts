@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient } from "../cluster/admin-client";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { AdminClient } from "../ground/admin-client";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
 
 /** What the compiled attacher logs of its gRPC traffic at -v=5: everything but secrets. */
 let cluster: TestCluster;

@@ -10,9 +10,9 @@ import { Controller, Identity } from "../../gen/csi/v1/csi_pb";
 import { CsiClient } from "../../src/csi/csi-client";
 import { CsiCallError } from "../../src/csi/errors";
 import { createUnaryGrpcTransport } from "../../src/csi/unary-grpc-transport";
-import { ensureComponents } from "../cluster/components";
-import { startMockCsiDriver, type MockCsiDriver } from "../cluster/mock-csi-driver";
-import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
+import { ensureComponents } from "../ground/components";
+import { startMockCsiDriver, type MockCsiDriver } from "../ground/mock-csi-driver";
+import { launchFakeCsiDriver, type FakeCsiDriver } from "../ground/fake-csi-driver/launch";
 import { referenceGrpcTransport } from "./support/reference-grpc-transport";
 
 /**

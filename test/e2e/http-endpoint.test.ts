@@ -2,15 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient } from "../cluster/admin-client";
-import { ensureComponents } from "../cluster/components";
-import { freeLoopbackPorts } from "../cluster/free-ports";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import { attacherBinary, startAttacher } from "./support/attacher-process";
+import { AdminClient } from "../ground/admin-client";
+import { ensureComponents } from "../ground/components";
+import { freeLoopbackPorts } from "../ground/free-ports";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver } from "../ground/fake-csi-driver/launch";
+import { attacherBinary, startAttacher } from "../ground/attacher-process";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
 import { listeningTcpPorts } from "./support/listening-sockets";
-import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
 import { parseSamples, type MetricSample } from "./support/prometheus-text";
 
 /**

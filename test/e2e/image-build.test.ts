@@ -8,8 +8,8 @@ import { hostTarget, targetFor } from "../../scripts/build/build-targets";
 import { basePackages } from "../../scripts/image/base-rootfs";
 import { imageName, ociArchitecture, parseVersionLine, qualifiedImageName } from "../../scripts/image/image-identity";
 import { packageLockPath, parsePackageLock, pinFor } from "../../scripts/image/pinned-packages";
-import { attacherBinary } from "./support/attacher-process";
-import { attacherContainer, readDeployment } from "./support/deployment-manifest";
+import { attacherBinary } from "../ground/attacher-process";
+import { attacherContainer, readDeployment } from "../ground/deployment-manifest";
 import { buildSidecarImage, crossBinaries, imageConfigOf, imageGroundProblem, run, skopeoInspect, unpackImage, type UnpackedImage } from "./support/sidecar-image";
 import { jscReexecEnvironment } from "./support/jsc-reexec-environment";
 

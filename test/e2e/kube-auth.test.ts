@@ -6,9 +6,9 @@ import { join } from "node:path";
 import { KubeApiError, KubeTransportError } from "../../src/kube/errors";
 import { KubeClient } from "../../src/kube/http-client";
 import { loadKubeConnection } from "../../src/kube/kubeconfig";
-import { AdminClient, type KubeObject } from "../cluster/admin-client";
-import { waitForCondition } from "../cluster/managed-process";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
+import { AdminClient, type KubeObject } from "../ground/admin-client";
+import { waitForCondition } from "../ground/managed-process";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
 
 /**
  * The attacher's own API client authenticates the ways real clusters ask it

@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminClient, type KubeObject } from "../cluster/admin-client";
-import { freeLoopbackPorts } from "../cluster/free-ports";
-import { spawnManaged } from "../cluster/managed-process";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
+import { AdminClient, type KubeObject } from "../ground/admin-client";
+import { freeLoopbackPorts } from "../ground/free-ports";
+import { spawnManaged } from "../ground/managed-process";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver, type FakeCsiDriver } from "../ground/fake-csi-driver/launch";
 import { leaderElectionLeaseName } from "../../src/leader/lease-name";
-import { AttacherProcess, attacherBinary } from "./support/attacher-process";
-import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { AttacherProcess, attacherBinary } from "../ground/attacher-process";
+import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
 import { parseSamples } from "./support/prometheus-text";
 
 /**

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient, type KubeObject } from "../cluster/admin-client";
-import { waitForCondition } from "../cluster/managed-process";
-import type { DriverConfigPatch } from "../drivers/fake-csi-driver/config";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { startAttacher, type AttacherProcess } from "./support/attacher-process";
+import { AdminClient, type KubeObject } from "../ground/admin-client";
+import { waitForCondition } from "../ground/managed-process";
+import type { DriverConfigPatch } from "../ground/fake-csi-driver/config";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { startAttacher, type AttacherProcess } from "../ground/attacher-process";
 import { hardDeleteFromEtcd } from "./support/etcd-hard-delete";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { csiNode, paths, persistentVolume, type PersistentVolumeJson, type VolumeAttachmentJson } from "./support/objects";
+import { csiNode, paths, persistentVolume, type PersistentVolumeJson, type VolumeAttachmentJson } from "../ground/objects";
 import { deletePvAsReclaimWould, pvProtection } from "./support/pv-deletion";
 import { callsFor, nodeIdAnnotation, ruleVolumeAttachment } from "./support/rule-objects";
 

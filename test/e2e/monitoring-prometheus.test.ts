@@ -2,19 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryGroup, whyUnusable } from "../../bench/lib/memory-cgroup";
+import { MemoryGroup, whyUnusable } from "../ground/memory-cgroup";
 import { dashboardPath, dashboardRows } from "../../deploy/monitoring/dashboard-panels";
-import { panelPicture, pictureFile, picturedPanels, type QueriedTarget } from "../../bench/report/panel-picture";
+import { panelPicture, pictureFile, picturedPanels, type QueriedTarget } from "../ground/panel-picture";
 import { monitoringPaths } from "../../scripts/monitoring/prometheus-rule";
-import { AdminClient } from "../cluster/admin-client";
-import { ensureComponents } from "../cluster/components";
-import { freeLoopbackPorts } from "../cluster/free-ports";
-import { waitForCondition } from "../cluster/managed-process";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import { startAttacher, type AttacherProcess } from "./support/attacher-process";
-import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
-import { PrometheusServer, type ActiveAlert } from "../cluster/prometheus-server";
+import { AdminClient } from "../ground/admin-client";
+import { ensureComponents } from "../ground/components";
+import { freeLoopbackPorts } from "../ground/free-ports";
+import { waitForCondition } from "../ground/managed-process";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver, type FakeCsiDriver } from "../ground/fake-csi-driver/launch";
+import { startAttacher, type AttacherProcess } from "../ground/attacher-process";
+import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
+import { PrometheusServer, type ActiveAlert } from "../ground/prometheus-server";
 
 /**
  * The shipped dashboard and alerts against a real Prometheus (built from its

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
 import { join } from "node:path";
-import { ensureComponents } from "../cluster/components";
+import { ensureComponents } from "../ground/components";
 
 /**
  * The shipped alerting rules under Prometheus' own tools: `promtool check

@@ -2,32 +2,32 @@ import { $ } from "bun";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { dropPageCache } from "../../bench/lib/memory-cgroup";
+import { dropPageCache } from "../ground/memory-cgroup";
 import { leaderElectionLeaseName } from "../../src/leader/lease-name";
-import { AdminClient, type KubeObject } from "../cluster/admin-client";
-import { ensureComponents, type ComponentPaths } from "../cluster/components";
-import { errorMessage, waitForCondition } from "../cluster/managed-process";
-import { fixedHostPaths } from "../cluster/node/host-paths";
-import { startNodePlugin } from "../cluster/node/node-plugin";
-import { nodeClusterOptions, nodeImages, startNodeGround, type NodeGround } from "../cluster/node/node-ground";
-import { mockDriverDeployment, type DeploymentJson } from "../cluster/node/mock-driver-deployment";
-import { nodeLockHolder } from "../cluster/node/node-lock";
-import { nodeGroundProblem } from "../cluster/node/node-prerequisites";
-import { packStaticImage } from "../cluster/node/static-image";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { applyObjects } from "./support/apply-manifest";
-import { attacherContainerName } from "./support/deployment-manifest";
-import { persistentVolume } from "./support/objects";
-import { csiTestClient } from "./support/csi-test-client";
+import { AdminClient, type KubeObject } from "../ground/admin-client";
+import { ensureComponents, type ComponentPaths } from "../ground/components";
+import { errorMessage, waitForCondition } from "../ground/managed-process";
+import { fixedHostPaths } from "../ground/node/host-paths";
+import { startNodePlugin } from "../ground/node/node-plugin";
+import { nodeClusterOptions, nodeImages, startNodeGround, type NodeGround } from "../ground/node/node-ground";
+import { mockDriverDeployment, type DeploymentJson } from "../ground/node/mock-driver-deployment";
+import { nodeLockHolder } from "../ground/node/node-lock";
+import { nodeGroundProblem } from "../ground/node/node-prerequisites";
+import { packStaticImage } from "../ground/node/static-image";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { applyObjects } from "../ground/apply-manifest";
+import { attacherContainerName } from "../ground/deployment-manifest";
+import { persistentVolume } from "../ground/objects";
+import { csiTestClient } from "../ground/csi-test-client";
 import { createSharedVolumes } from "./support/mock-driver-volumes";
-import { attachmentName, attachRequiredCsiDriver, claimFor, claimingPod, podPaths } from "./support/pod-objects";
+import { attachmentName, attachRequiredCsiDriver, claimFor, claimingPod, podPaths } from "../ground/pod-objects";
 import { parseSamples } from "./support/prometheus-text";
-import { readRbacManifest } from "./support/rbac-manifest";
+import { readRbacManifest } from "../ground/rbac-manifest";
 import { recommendedMemoryLimit } from "./support/readme-memory-limits";
 
 /**
  * deploy/kubernetes/rbac.yaml and deployment.yaml on a real node: a kubelet
- * and containerd (the node ground, test/cluster/node) read the manifests,
+ * and containerd (the node ground, test/ground/node) read the manifests,
  * mount the service-account token, run the probes and enforce the security
  * context and the memory limit (issue 27). The one change to the manifests
  * is the placeholder csi-driver container, which becomes Kubernetes' mock

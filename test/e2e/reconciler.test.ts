@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient } from "../cluster/admin-client";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import type { CallRecord } from "../drivers/fake-csi-driver/control-protocol";
+import { AdminClient } from "../ground/admin-client";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import type { CallRecord } from "../ground/fake-csi-driver/control-protocol";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
 
 /**
  * The reconciler of the compiled attacher against a driver with

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { AdminClient } from "../cluster/admin-client";
-import { waitForCondition } from "../cluster/managed-process";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import type { DriverConfigPatch } from "../drivers/fake-csi-driver/config";
-import { startAttacher, type AttacherProcess } from "./support/attacher-process";
+import { AdminClient } from "../ground/admin-client";
+import { waitForCondition } from "../ground/managed-process";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import type { DriverConfigPatch } from "../ground/fake-csi-driver/config";
+import { startAttacher, type AttacherProcess } from "../ground/attacher-process";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
-import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
 import { deletePvAsReclaimWould } from "./support/pv-deletion";
 
 /**

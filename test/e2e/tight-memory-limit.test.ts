@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdirSync, readFileSync, rmdirSync } from "node:fs";
-import { dropPageCache, MemoryGroup, whyUnusable } from "../../bench/lib/memory-cgroup";
-import { AdminClient } from "../cluster/admin-client";
-import { startTestCluster, type TestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver, type FakeCsiDriver } from "../drivers/fake-csi-driver/launch";
-import { startAttacher, type AttacherProcess } from "./support/attacher-process";
-import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "./support/objects";
+import { dropPageCache, MemoryGroup, whyUnusable } from "../ground/memory-cgroup";
+import { AdminClient } from "../ground/admin-client";
+import { startTestCluster, type TestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver, type FakeCsiDriver } from "../ground/fake-csi-driver/launch";
+import { startAttacher, type AttacherProcess } from "../ground/attacher-process";
+import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
 
 /**
  * The memory limit the compiled attacher must do its work under: the

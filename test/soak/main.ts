@@ -16,11 +16,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Churn } from "../chaos/churn";
 import { AttacherSupervisor } from "../chaos/attacher-supervisor";
-import { AdminClient } from "../cluster/admin-client";
-import { startTestCluster } from "../cluster/test-cluster";
-import { launchFakeCsiDriver } from "../drivers/fake-csi-driver/launch";
+import { AdminClient } from "../ground/admin-client";
+import { startTestCluster } from "../ground/test-cluster";
+import { launchFakeCsiDriver } from "../ground/fake-csi-driver/launch";
 import { CorruptingProxy } from "../e2e/support/corrupting-proxy";
-import { csiNode, paths } from "../e2e/support/objects";
+import { csiNode, paths } from "../ground/objects";
 import { SoakHeapProbe } from "./soak-heap-probe";
 import { slopePerMinute } from "./slope-per-minute";
 

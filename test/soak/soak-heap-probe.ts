@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeHeapProbeLauncher } from "../../bench/lib/heap-probe-launcher";
+import { writeHeapProbeLauncher } from "../ground/heap-probe-launcher";
 import { slopePerMinute } from "./slope-per-minute";
 
-/** One line of bench/lib/heap-probe-preload.ts, the fields the soak trends. */
+/** One line of test/ground/heap-probe-preload.ts, the fields the soak trends. */
 interface ProbeLine {
   readonly pid: number;
   readonly atMs: number;
@@ -18,7 +18,7 @@ interface ProbeLine {
 
 /**
  * SoakHeapProbe is the soak's SOAK_HEAP_PROBE=1 mode: the attacher runs from
- * source under bench/lib/heap-probe-preload.ts, which on SIGUSR2 runs a full
+ * source under test/ground/heap-probe-preload.ts, which on SIGUSR2 runs a full
  * GC and writes the live heap, object count and live timers. Bun offers no
  * count of active handles, so this is how the soak shows timers do not grow
  * (the compiled binary cannot take a preload).

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultOutfile, hostTarget, targetFor } from "../../../scripts/build/build-targets";
 import { extractDeb } from "../../../scripts/image/base-rootfs";
-import type { CommandWrapper } from "../../cluster/managed-process";
+import type { CommandWrapper } from "../../ground/managed-process";
 import { debCache, ensureDpkgArchitecture, fetchPinnedPackage, packageLockPath, parsePackageLock, pinFor } from "../../../scripts/image/pinned-packages";
 
 const repositoryRoot = join(import.meta.dir, "../../..");

@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { TestCluster } from "../../cluster/test-cluster";
+import type { TestCluster } from "../../ground/test-cluster";
 import { selfSignedLoopbackCertificate } from "./self-signed-certificate";
 
 /** What the proxy does to the next request it matches; each fault is used once. */

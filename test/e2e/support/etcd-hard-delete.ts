@@ -1,4 +1,4 @@
-import type { TestCluster } from "../../cluster/test-cluster";
+import type { TestCluster } from "../../ground/test-cluster";
 
 /**
  * hardDeleteFromEtcd removes an object's key straight from etcd, finalizers

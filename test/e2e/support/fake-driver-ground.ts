@@ -1,12 +1,12 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { DriverConfigPatch } from "../../drivers/fake-csi-driver/config";
-import { launchFakeCsiDriver, type FakeCsiDriver } from "../../drivers/fake-csi-driver/launch";
-import { AdminApiError, type AdminClient } from "../../cluster/admin-client";
-import type { TestCluster } from "../../cluster/test-cluster";
-import { startAttacher, type AttacherOptions, type AttacherProcess } from "./attacher-process";
-import { csiNode, paths } from "./objects";
+import type { DriverConfigPatch } from "../../ground/fake-csi-driver/config";
+import { launchFakeCsiDriver, type FakeCsiDriver } from "../../ground/fake-csi-driver/launch";
+import { AdminApiError, type AdminClient } from "../../ground/admin-client";
+import type { TestCluster } from "../../ground/test-cluster";
+import { startAttacher, type AttacherOptions, type AttacherProcess } from "../../ground/attacher-process";
+import { csiNode, paths } from "../../ground/objects";
 
 export interface FakeDriverSetup {
   readonly driver: FakeCsiDriver;

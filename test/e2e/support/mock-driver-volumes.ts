@@ -9,7 +9,7 @@
  * provisioner makes them, in every process, in the same order, so that each
  * gives them the same IDs (it numbers them in creation order).
  */
-import { csiTestClient } from "./csi-test-client";
+import { csiTestClient } from "../../ground/csi-test-client";
 
 /** A mount volume's capability, single-node writer: what the PVs of the tests ask for. */
 const mountWriter = { accessType: { case: "mount" as const, value: {} }, accessMode: { mode: 1 } };

@@ -1,5 +1,5 @@
-import type { AdminClient } from "../../cluster/admin-client";
-import { paths } from "./objects";
+import type { AdminClient } from "../../ground/admin-client";
+import { paths } from "../../ground/objects";
 
 /** The finalizer kube-controller-manager's pv-protection controller keeps on a PV while a pod uses it. */
 export const pvProtection = "kubernetes.io/pv-protection";

@@ -1,5 +1,5 @@
-import type { CallRecord, CsiMethodName } from "../../drivers/fake-csi-driver/control-protocol";
-import type { FakeCsiDriver } from "../../drivers/fake-csi-driver/launch";
+import type { CallRecord, CsiMethodName } from "../../ground/fake-csi-driver/control-protocol";
+import type { FakeCsiDriver } from "../../ground/fake-csi-driver/launch";
 
 /**
  * Builders for the objects the rule tests create beyond support/objects.ts:

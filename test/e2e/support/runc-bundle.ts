@@ -5,7 +5,7 @@
  * and masked paths) with everything the Deployment sets laid over it.
  */
 import * as v from "valibot";
-import type { ContainerRunSpec } from "./container-run-spec";
+import type { ContainerRunSpec } from "../../ground/container-run-spec";
 
 const mountSchema = v.looseObject({ destination: v.string(), type: v.optional(v.string()), source: v.optional(v.string()), options: v.optional(v.array(v.string())) });
 const runtimeConfigSchema = v.looseObject({

@@ -6,7 +6,7 @@
  */
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnManaged, waitForCondition, type ManagedProcess } from "../../cluster/managed-process";
+import { spawnManaged, waitForCondition, type ManagedProcess } from "../../ground/managed-process";
 import type { RuntimeConfig } from "./runc-bundle";
 
 /** Where cgroup v1 mounts the memory controller. */

@@ -6,8 +6,8 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { crossTargets, defaultOutfile } from "../../../scripts/build/build-targets";
-import { attacherBinary } from "./attacher-process";
-import type { ImageConfig } from "./container-run-spec";
+import { attacherBinary } from "../../ground/attacher-process";
+import type { ImageConfig } from "../../ground/container-run-spec";
 import { parseRuntimeConfig, type RuntimeConfig } from "./runc-bundle";
 
 const repositoryRoot = join(import.meta.dir, "../../..");

@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { waitForCondition } from "../../cluster/managed-process";
-import type { AdminClient, KubeObject } from "../../cluster/admin-client";
-import type { TestCluster } from "../../cluster/test-cluster";
+import { waitForCondition } from "../../ground/managed-process";
+import type { AdminClient, KubeObject } from "../../ground/admin-client";
+import type { TestCluster } from "../../ground/test-cluster";
 
 /** The RBAC operators deploy with the attacher: upstream's rbac.yaml, as this repository ships it. */
 const rbacYamlPath = join(import.meta.dir, "../../../deploy/kubernetes/rbac.yaml");

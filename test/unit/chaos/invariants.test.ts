@@ -1,7 +1,7 @@
 import { describe, expect, it } from "bun:test";
 import type { ObjectChange, StoredObject } from "../../chaos/etcd-history";
 import { checkInvariants, sweptByApiserver, type Evidence } from "../../chaos/invariants";
-import type { JournalEntry } from "../../drivers/fake-csi-driver/state-dir";
+import type { JournalEntry } from "../../ground/fake-csi-driver/state-dir";
 
 /**
  * The chaos suite's judge must catch each broken promise, or its "held"

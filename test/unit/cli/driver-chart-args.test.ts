@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
 import { parseConfig, type Config } from "../../../src/cli/config";
-import { containerArgs, driverChartArgs, expandKubeletReferences } from "../../e2e/support/driver-chart-args";
+import { containerArgs, driverChartArgs, expandKubeletReferences } from "../../ground/driver-chart-args";
 
 const socket = "/tmp/test-ground/csi.sock";
 

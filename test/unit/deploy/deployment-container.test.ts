@@ -1,8 +1,8 @@
 import { describe, expect, it } from "bun:test";
 import { readFileSync } from "node:fs";
-import { runtimeDefaultCapabilities, serviceAccountMountPath, translateAttacherContainer, type ImageConfig, type TestGround } from "../../e2e/support/container-run-spec";
-import { deploymentYamlPath, parseDeployment } from "../../e2e/support/deployment-manifest";
-import { ManifestError } from "../../e2e/support/errors";
+import { runtimeDefaultCapabilities, serviceAccountMountPath, translateAttacherContainer, type ImageConfig, type TestGround } from "../../ground/container-run-spec";
+import { deploymentYamlPath, parseDeployment } from "../../ground/deployment-manifest";
+import { ManifestError } from "../../ground/errors";
 
 /** The image's config as `bun run image` writes it. */
 const image: ImageConfig = { Entrypoint: ["/csi-attacher"], Cmd: null, Env: null, User: "65532:65532" };

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "bun:test";
 import { readFileSync } from "node:fs";
-import { translateAttacherContainer, type TestGround } from "../../e2e/support/container-run-spec";
-import { deploymentYamlPath, parseDeployment } from "../../e2e/support/deployment-manifest";
-import { ManifestError } from "../../e2e/support/errors";
-import { checkRbacCoversDeployment, parseRbacManifest, rbacYamlPath } from "../../e2e/support/rbac-manifest";
+import { translateAttacherContainer, type TestGround } from "../../ground/container-run-spec";
+import { deploymentYamlPath, parseDeployment } from "../../ground/deployment-manifest";
+import { ManifestError } from "../../ground/errors";
+import { checkRbacCoversDeployment, parseRbacManifest, rbacYamlPath } from "../../ground/rbac-manifest";
 
 const ground: TestGround = {
   emptyDirs: { "socket-dir": "/tmp/ground/socket-dir" },

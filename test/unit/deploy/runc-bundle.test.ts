@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
 import { parseConfig } from "../../../src/cli/config";
-import type { ContainerRunSpec } from "../../e2e/support/container-run-spec";
+import type { ContainerRunSpec } from "../../ground/container-run-spec";
 import { parseRuntimeConfig, runtimeConfig } from "../../e2e/support/runc-bundle";
 
 /** The parts of umoci's config.json for the image that the translation touches or must keep. */

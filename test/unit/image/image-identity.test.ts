@@ -6,7 +6,7 @@ import { emulatorTools, missingPackages, requiredTools } from "../../../scripts/
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { attacherContainer, readDeployment } from "../../e2e/support/deployment-manifest";
+import { attacherContainer, readDeployment } from "../../ground/deployment-manifest";
 
 describe("image identity", () => {
   it("names the image as deploy/kubernetes/deployment.yaml runs it", () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "bun:test";
 import { WorkQueue } from "../../../src/queue/work-queue";
 import { FakeClock } from "./fake-clock";
 import { settle } from "./settle";
-import { seededRandom } from "../../cluster/seeded-random";
+import { seededRandom } from "../../ground/seeded-random";
 
 
 /** Yields to other async work `turns` times (microtasks only, no timers). */
