@@ -15,7 +15,7 @@ import { callsFor, nodeIdAnnotation, ruleVolumeAttachment } from "./support/rule
  * straight from etcd while the attacher is down (SIGKILL), then the next one
  * starts, as a new Lease holder would (the same runAttacher: first lists,
  * then the workers and the reconciler's first pass). One branch per driver
- * kind: README § "A VolumeAttachment that vanished" states the rule.
+ * kind: docs/reliability.md, "A VolumeAttachment that vanished", states the rule.
  */
 let cluster: TestCluster;
 let admin: AdminClient;
