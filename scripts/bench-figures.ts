@@ -171,7 +171,13 @@ export function memoryTableMarkdown(linkBase = ""): string {
     const go = figure.goMiB === undefined ? "" : mib(figure.goMiB);
     return `| ${figure.label} | ${ours} | ${go} | ${figure.limitMiB}Mi | ${how} |`;
   });
-  return ["| VAs of this driver | ours needs | Go sidecar needs | `limits.memory` | from |", "|---:|---:|---:|---:|---|", ...rows].join("\n");
+  return [
+    "| VAs of this driver | ours needs | Go sidecar needs | `limits.memory` | from |",
+    "|---:|---:|---:|---:|---|",
+    ...rows,
+    "",
+    `\`limits.memory\` is what the size needs plus ${headroomMiB} MiB, rounded up to ${limitStepMiB} MiB.`,
+  ].join("\n");
 }
 
 /** One ratio in a row: a scenario's metric, ours over Go or over the floor. */
