@@ -198,32 +198,40 @@ interface RatioRow {
 
 const cells = (scenarioId: string, ...metrics: string[]): RatioCell[] => metrics.map((metric) => ({ scenario: scenarioId, metric }));
 
+const attachRate: RatioRow = { label: "attach rate, 1,000 VAs at once, 10 / 100 workers", report: "full", against: "go", cells: [...cells("throughput-w10-q1000", "attachPerSecond"), ...cells("throughput-w100-q1000", "attachPerSecond")] };
+const cyclesCpu: RatioRow = { label: "CPU per 1,000 attach+detach cycles, 10 / 100 workers", report: "full", against: "go", cells: [...cells("throughput-w10-q1000", "cpuSecondsPer1000"), ...cells("throughput-w100-q1000", "cpuSecondsPer1000")] };
+const burstPeak: RatioRow = { label: "peak RSS, 1,000 VAs, 10 / 100 workers", report: "full", against: "go", cells: [...cells("throughput-w10-q1000", "peakRssMiB"), ...cells("throughput-w100-q1000", "peakRssMiB")] };
+const fairness: RatioRow = { label: "a new attach behind 200 slow detaches", report: "full", against: "go", cells: cells("fairness", "newAttachMs") };
+const coldStart: RatioRow = { label: "cold start, 100 VAs waiting: to ready / first attach / all attached", report: "cold100", against: "go", cells: cells("cold-start", "readyMs", "firstAttachedMs", "allAttachedMs") };
+
 /** The rows of README's performance at a glance. */
 const glanceRows: readonly RatioRow[] = [
-  { label: "attach rate, 1,000 VAs at once, 10 / 100 workers", report: "full", against: "go", cells: [...cells("throughput-w10-q1000", "attachPerSecond"), ...cells("throughput-w100-q1000", "attachPerSecond")] },
-  { label: "CPU per 1,000 attach+detach cycles, 10 / 100 workers", report: "full", against: "go", cells: [...cells("throughput-w10-q1000", "cpuSecondsPer1000"), ...cells("throughput-w100-q1000", "cpuSecondsPer1000")] },
-  { label: "peak RSS, 1,000 VAs, 10 / 100 workers", report: "full", against: "go", cells: [...cells("throughput-w10-q1000", "peakRssMiB"), ...cells("throughput-w100-q1000", "peakRssMiB")] },
+  attachRate,
+  cyclesCpu,
+  burstPeak,
   { label: "RSS idle, empty cluster", report: "full", against: "go", cells: cells("idle", "idleRssMiB") },
-  { label: "a new attach behind 200 slow detaches", report: "full", against: "go", cells: cells("fairness", "newAttachMs") },
-  { label: "cold start, 100 VAs waiting: to ready / first attach / all attached", report: "cold100", against: "go", cells: cells("cold-start", "readyMs", "firstAttachedMs", "allAttachedMs") },
+  fairness,
+  coldStart,
   { label: "100,000 volumes: exec to ready / all attached / peak RSS", report: "edge", against: "go", cells: cells("scale-n100000", "readyMs", "allAttachedMs", "hwmMiB") },
 ];
 
 /** The rows of docs/benchmarks.md's ratio table. */
 const fullRows: readonly RatioRow[] = [
-  ...glanceRows.slice(0, 3),
+  attachRate,
+  cyclesCpu,
+  burstPeak,
   { label: "detach time, 1,000 VAs, 10 / 100 workers", report: "full", against: "go", cells: [...cells("throughput-w10-q1000", "detachSeconds"), ...cells("throughput-w100-q1000", "detachSeconds")] },
   { label: "ready with 100 workers, no VAs", report: "full", against: "go", cells: cells("throughput-w100-q1000", "readyMs") },
   { label: "RSS idle / anonymous idle, empty cluster", report: "full", against: "go", cells: cells("idle", "idleRssMiB", "idleAnonMiB") },
   { label: "RSS / anonymous with 10,000 PVs of other drivers", report: "full", against: "go", cells: cells("memory", "rssWithForeignMiB", "anonWithForeignMiB") },
   { label: "RSS growth per 1,000 own attached VAs", report: "full", against: "go", cells: cells("memory", "slopeMiBPer1000") },
   { label: "p50 / p99 attach latency at 20 VA/s (p99: the rounds disagree, noise)", report: "full", against: "go", cells: cells("latency", "p50Ms", "p99Ms"), spread: true },
-  glanceRows[4] as RatioRow,
+  fairness,
   { label: "smallest memory limit, 30 / 300 / 1,000 VAs beside 10,000 PVs of other drivers", report: "full", against: "go", cells: cells("container-limit-n30", "smallestLimitMiB").concat(cells("container-limit-n300", "smallestLimitMiB"), cells("container-limit-n1000", "smallestLimitMiB")) },
   { label: "smallest memory limit, 30 / 300 VAs, the cluster holding only them", report: "edge", against: "go", cells: cells("container-limit-n30", "smallestLimitMiB").concat(cells("container-limit-n300", "smallestLimitMiB")) },
   { label: "200 Pods through kube-controller-manager: attached / CPU per 1,000 / peak RSS", report: "full", against: "go", cells: cells("pods", "attachSeconds", "cpuSecondsPer1000", "peakRssMiB") },
   { label: "cold start, 100 VAs waiting, full run: to ready / first attach / all attached", report: "full", against: "go", cells: cells("cold-start", "readyMs", "firstAttachedMs", "allAttachedMs") },
-  glanceRows[5] as RatioRow,
+  coldStart,
   { label: "CPU of 300 waiting VAs attached and detached, start-up included", report: "cold300", against: "go", cells: cells("cold-start", "cycleCpuS") },
   { label: "100,000 volumes: exec to ready / relist after 410 Gone / all attached", report: "edge", against: "go", cells: cells("scale-n100000", "readyMs", "relistMs", "allAttachedMs") },
   { label: "100,000 volumes: settled RSS / peak RSS / CPU of the whole run", report: "edge", against: "go", cells: cells("scale-n100000", "rssSettledMiB", "hwmMiB", "cpuTotalS") },
