@@ -16,7 +16,7 @@ import { callsFor, nodeIdAnnotation, ruleVolumeAttachment } from "./support/rule
  * straight from etcd while the attacher is down (SIGKILL), then the next one
  * starts, as a new Lease holder would (the same runAttacher: first lists,
  * then the workers and the reconciler's first pass). One branch per driver
- * kind: the reliability doc's "A VolumeAttachment that vanished" states the
+ * kind: docs/reliability.md, "A VolumeAttachment that vanished", states the
  * rule. A VA that vanishes while its attacher runs is released by that
  * attacher with either kind (the blind branch's second test).
  */

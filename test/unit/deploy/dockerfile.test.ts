@@ -12,7 +12,7 @@ describe("deploy/Dockerfile", () => {
     expect(/^FROM --platform=\$BUILDPLATFORM oven\/bun:(\S+) AS build$/m.exec(dockerfile)?.[1]).toBe(packageJson.devDependencies.bun);
   });
 
-  it("compiles for buildx's TARGETARCH, which names a build target for each platform the README lists", () => {
+  it("compiles for buildx's TARGETARCH, which names a build target for each platform docs/image.md lists", () => {
     expect(dockerfile).toMatch(/^ARG TARGETARCH$/m);
     expect(dockerfile).toMatch(/^RUN .*ATTACHER_OUTFILE=dist\/csi-attacher bun run scripts\/build\.ts \$\{TARGETARCH:\+--target=\$TARGETARCH\}$/m);
     expect(["amd64", "arm64"].map((arch) => targetFor(arch).bunTarget)).toEqual(["bun-linux-x64", "bun-linux-arm64"]);

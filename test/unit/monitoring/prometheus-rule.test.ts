@@ -23,18 +23,19 @@ describe("deploy/monitoring/alerts.yaml (run `bun run scripts/prometheus-rule.ts
 
 describe("every alert", () => {
   const rules = (Bun.YAML.parse(rulesText) as RulesFile).groups.flatMap((group) => group.rules).filter((rule) => rule.alert !== undefined);
-  const readmeAnchors = new Set(
-    readFileSync(join(import.meta.dir, "../../../README.md"), "utf8")
+  const runbookAnchors = new Set(
+    readFileSync(join(import.meta.dir, "../../../docs/runbooks.md"), "utf8")
       .split("\n")
       .filter((line) => line.startsWith("#"))
       .map((line) => `#${line.replace(/^#+\s*/, "").toLowerCase().replace(/[^a-z0-9 _-]/g, "").replaceAll(" ", "-")}`),
   );
 
-  it("has a summary, a description and a runbook_url naming a README section", () => {
+  it("has a summary, a description and a runbook_url naming a section of docs/runbooks.md", () => {
     const incomplete = rules.filter((rule) => {
       const { summary, description, runbook_url: runbook } = rule.annotations ?? {};
-      const anchor = runbook?.slice(runbook.indexOf("#"));
-      return !summary || !description || anchor === undefined || !readmeAnchors.has(anchor);
+      const hash = runbook?.indexOf("#") ?? -1;
+      if (runbook === undefined || hash === -1) return true;
+      return !summary || !description || !runbook.slice(0, hash).endsWith("/docs/runbooks.md") || !runbookAnchors.has(runbook.slice(hash));
     });
     expect([rules.length > 0, incomplete.map((rule) => rule.alert)]).toEqual([true, []]);
   });
