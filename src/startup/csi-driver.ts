@@ -5,7 +5,7 @@ import { stopSignalSpreadMs, type DriverLoss } from "../csi/driver-loss";
 import { startDriver, type DriverInfo } from "../csi/driver-startup";
 import { createGrpcLogInterceptor, grpcLogLevel } from "../csi/grpc-log-interceptor";
 import { createOperationMetricsInterceptor } from "../csi/operation-metrics-interceptor";
-import { createDriverTransport } from "../csi/transport";
+import { createDriverConnection } from "../csi/driver-connection";
 import type { Logger } from "../log/logger";
 import { terminationLogPath, writeTerminationMessage } from "../util/termination-message";
 import { StartupFailure } from "./errors";
@@ -43,7 +43,7 @@ export async function connectToDriver(options: CsiDriverOptions): Promise<CsiDri
   const { config, log, endpoint } = options;
   const signal = options.shutdown.work;
   const { metrics } = endpoint;
-  const { transport, checkDriverNow } = createDriverTransport({
+  const { transport, checkDriverNow } = createDriverConnection({
     socketPath: config.csiAddress,
     // Logging outermost and metrics inside it, as csi-lib-utils chains them, so
     // a call's recorded time leaves out the logging of its payloads.

@@ -2,7 +2,7 @@ import * as net from "node:net";
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createUnaryGrpcTransport } from "./unary-grpc-transport";
 
-export interface DriverTransportOptions {
+export interface DriverConnectionOptions {
   /** Path of the driver's Unix socket. */
   readonly socketPath: string;
   /**
@@ -22,8 +22,8 @@ const driverAnswerMs = 1_000;
 /** The HTTP/2 client connection preface and an empty SETTINGS frame (RFC 9113 §3.4): a server answers with its own SETTINGS. */
 const http2ClientPreface = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
 
-/** resolveDriverTransportOptions fills the defaults of every optional field. */
-function resolveDriverTransportOptions(options: DriverTransportOptions): Required<DriverTransportOptions> {
+/** resolveDriverConnectionOptions fills the defaults of every optional field. */
+function resolveDriverConnectionOptions(options: DriverConnectionOptions): Required<DriverConnectionOptions> {
   return { ...options, interceptors: options.interceptors ?? [] };
 }
 
@@ -44,7 +44,7 @@ export interface DriverConnection {
 }
 
 /**
- * createDriverTransport opens the gRPC transport to a CSI driver over its
+ * createDriverConnection opens the gRPC transport to a CSI driver over its
  * Unix socket (createUnaryGrpcTransport: one HTTP/2 session, calls in
  * flight failed at once as Unavailable when it closes) and watches that the
  * driver stays there.
@@ -57,8 +57,8 @@ export interface DriverConnection {
  * its own: when it closes, the check runs again, until a dial is refused or
  * the driver keeps it.
  */
-export function createDriverTransport(given: DriverTransportOptions): DriverConnection {
-  const options = resolveDriverTransportOptions(given);
+export function createDriverConnection(given: DriverConnectionOptions): DriverConnection {
+  const options = resolveDriverConnectionOptions(given);
   let lost = false;
   let everConnected = false;
 
