@@ -46,8 +46,26 @@ export interface DriverConnection {
 /**
  * createDriverConnection opens the gRPC transport to a CSI driver over its
  * Unix socket (createUnaryGrpcTransport: one HTTP/2 session, calls in
- * flight failed at once as Unavailable when it closes) and watches that the
- * driver stays there.
+ * flight failed at once as Unavailable when it closes) and watches, through
+ * a DriverLiveness, that the driver stays there.
+ */
+export function createDriverConnection(given: DriverConnectionOptions): DriverConnection {
+  const options = resolveDriverConnectionOptions(given);
+  const liveness = new DriverLiveness(options.socketPath, options.onConnectionLost);
+  const transport = createUnaryGrpcTransport({
+    interceptors: options.interceptors,
+    createConnection: () => {
+      const socket = net.connect(options.socketPath);
+      liveness.watchTransportSocket(socket);
+      return socket;
+    },
+  });
+  return { transport, checkDriverNow: () => liveness.checkNow() };
+}
+
+/**
+ * DriverLiveness watches that the driver stays on its socket and reports,
+ * once, when it is gone.
  *
  * A closed socket alone is not a loss (a session also ends on GOAWAY), so on
  * close we dial the path: if nobody answers, the driver is gone. A dial that
@@ -57,74 +75,92 @@ export interface DriverConnection {
  * its own: when it closes, the check runs again, until a dial is refused or
  * the driver keeps it.
  */
-export function createDriverConnection(given: DriverConnectionOptions): DriverConnection {
-  const options = resolveDriverConnectionOptions(given);
-  let lost = false;
-  let everConnected = false;
+class DriverLiveness {
+  /** Set by the first loss reported: from then on nothing is dialled and nothing reported again. */
+  private lost = false;
+  /**
+   * Set once a transport connection has connected. Until then a refused
+   * dial is a driver that has not started yet, which start-up waits for,
+   * not a driver that went away.
+   */
+  private everConnected = false;
 
-  const watch = (socket: net.Socket) => {
+  constructor(
+    private readonly socketPath: string,
+    private readonly onConnectionLost: (reason: string) => void,
+  ) {}
+
+  /** watchTransportSocket follows one of the transport's connections: its connect arms the watch, its close starts a check. */
+  watchTransportSocket(socket: net.Socket): void {
+    socket.once("connect", () => {
+      this.everConnected = true;
+    });
+    socket.once("close", () => this.checkInBackground());
+  }
+
+  /** checkNow dials once and asks the driver for its HTTP/2 SETTINGS (see DriverConnection.checkDriverNow). */
+  checkNow(): Promise<void> {
+    return this.dial((probe) => answersHttp2(probe, (reason) => this.reportLost(reason)));
+  }
+
+  /** checkInBackground dials once and, connected, keeps the probe as a watch of its own. */
+  private checkInBackground(): void {
+    void this.dial((probe) => this.keepAsWatch(probe));
+  }
+
+  /** keepAsWatch checks again when a probe that connected closes. */
+  private keepAsWatch(probe: net.Socket): void {
     const openedAt = performance.now();
-    socket.once("close", () => {
+    probe.once("close", () => {
       // A live driver may drop a connection that never speaks HTTP/2 (grpc-go
       // after its 120 s handshake timeout); never re-dial faster than once a second.
       const livedMs = performance.now() - openedAt;
-      setTimeout(checkAlive, Math.max(0, 1000 - livedMs)).unref();
+      setTimeout(() => this.checkInBackground(), Math.max(0, 1000 - livedMs)).unref();
     });
-  };
-
-  const reportLost = (reason: string) => {
-    if (lost) return;
-    lost = true;
-    options.onConnectionLost(reason);
-  };
+  }
 
   /** dial connects once to the socket: a connection goes to `connected` (its promise ends the dial's), a refused dial reports the loss. */
-  const dial = (connected: (probe: net.Socket) => Promise<void> | void): Promise<void> =>
-    new Promise((resolve) => {
-      if (lost || !everConnected) return resolve();
-      const probe = net.connect(options.socketPath);
+  private dial(connected: (probe: net.Socket) => Promise<void> | void): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.lost || !this.everConnected) return resolve();
+      const probe = net.connect(this.socketPath);
       probe.once("connect", () => void Promise.resolve(connected(probe)).then(resolve));
       probe.once("error", (error: Error) => {
-        reportLost(error.message);
+        this.reportLost(error.message);
         resolve();
       });
     });
-  const checkAlive = () => void dial(watch);
+  }
 
-  /**
-   * answersHttp2 asks a connected probe for the driver's HTTP/2 SETTINGS: a
-   * live driver answers at once, while a dying one's listening socket may
-   * still accept and then closes the connection unanswered (a loss). A
-   * driver silent for driverAnswerMs counts as there: the exit goes on.
-   */
-  const answersHttp2 = (probe: net.Socket): Promise<void> =>
-    new Promise((resolve) => {
-      let settled = false;
-      const settle = (lostReason?: string) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (lostReason !== undefined) reportLost(lostReason);
-        probe.destroy();
-        resolve();
-      };
-      const timer = setTimeout(() => settle(), driverAnswerMs);
-      probe.once("data", () => settle());
-      probe.once("error", (error: Error) => settle(error.message));
-      probe.once("close", () => settle("the driver closed the connection without answering"));
-      probe.write(http2ClientPreface);
-    });
+  private reportLost(reason: string): void {
+    if (this.lost) return;
+    this.lost = true;
+    this.onConnectionLost(reason);
+  }
+}
 
-  const transport = createUnaryGrpcTransport({
-    interceptors: options.interceptors,
-    createConnection: () => {
-      const socket = net.connect(options.socketPath);
-      socket.once("connect", () => {
-        everConnected = true;
-      });
-      socket.once("close", checkAlive);
-      return socket;
-    },
+/**
+ * answersHttp2 asks a connected probe for the driver's HTTP/2 SETTINGS: a
+ * live driver answers at once, while a dying one's listening socket may
+ * still accept and then closes the connection unanswered (a loss, told to
+ * `reportLost`). A driver silent for driverAnswerMs counts as there: the
+ * exit goes on.
+ */
+function answersHttp2(probe: net.Socket, reportLost: (reason: string) => void): Promise<void> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (lostReason?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (lostReason !== undefined) reportLost(lostReason);
+      probe.destroy();
+      resolve();
+    };
+    const timer = setTimeout(() => settle(), driverAnswerMs);
+    probe.once("data", () => settle());
+    probe.once("error", (error: Error) => settle(error.message));
+    probe.once("close", () => settle("the driver closed the connection without answering"));
+    probe.write(http2ClientPreface);
   });
-  return { transport, checkDriverNow: () => dial(answersHttp2) };
 }
