@@ -2,8 +2,8 @@ import { statSync } from "node:fs";
 import * as net from "node:net";
 import { Code } from "@connectrpc/connect";
 import type { Logger } from "../log/logger";
-import { Backoff, driverStartupRetry, type BackoffPolicy } from "../queue/backoff";
 import { abortableSleep } from "../util/abortable-sleep";
+import { Backoff, type BackoffPolicy } from "../util/backoff";
 import { realClock } from "../util/clock";
 import { errorMessage } from "../util/error-message";
 import type { CsiClient, DriverCapabilities } from "./csi-client";
@@ -14,6 +14,12 @@ export interface DriverInfo {
   readonly name: string;
   readonly capabilities: DriverCapabilities;
 }
+
+/**
+ * Waiting for the CSI driver's socket and for Probe to say ready at start-up:
+ * upstream retries every second, for ever.
+ */
+export const driverStartupRetry: BackoffPolicy = { initialMs: 1_000, factor: 1, maxMs: 1_000 };
 
 export interface DriverStartupOptions {
   readonly client: CsiClient;

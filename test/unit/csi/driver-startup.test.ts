@@ -6,10 +6,11 @@ import { join } from "node:path";
 import { createRouterTransport } from "@connectrpc/connect";
 import { Controller, ControllerServiceCapability_RPC_Type, Identity, PluginCapability_Service_Type } from "../../../gen/csi/v1/csi_pb";
 import { CsiClient } from "../../../src/csi/csi-client";
-import { startDriver } from "../../../src/csi/driver-startup";
+import { driverStartupRetry, startDriver } from "../../../src/csi/driver-startup";
 import { createOperationMetricsInterceptor } from "../../../src/csi/operation-metrics-interceptor";
 import { Logger } from "../../../src/log/logger";
 import { MetricRegistry } from "../../../src/metrics/metric-registry";
+import { Backoff } from "../../../src/util/backoff";
 
 /** startDriver dials the socket before its first call: a listener that accepts and drops every connection stands in for the driver's. */
 let listening: { server: Server; dir: string } | undefined;
@@ -30,6 +31,11 @@ async function listeningSocket(): Promise<string> {
 }
 
 describe("startDriver", () => {
+  it("retries the driver at start-up every second, as upstream", () => {
+    const backoff = new Backoff(driverStartupRetry);
+    expect(Array.from({ length: 4 }, () => backoff.next())).toEqual([1000, 1000, 1000, 1000]);
+  });
+
   it("names the driver to onDriverName between GetPluginInfo and the capability calls, so their metrics carry the name and Probe's and GetPluginInfo's unknown-driver", async () => {
     const registry = new MetricRegistry({ processMetrics: false });
     const transport = createRouterTransport(
