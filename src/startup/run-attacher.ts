@@ -5,7 +5,6 @@ import { AttacherApi } from "../controller/attacher-api";
 import { CsiHandler } from "../controller/csi-handler";
 import { ForcedSyncs } from "../controller/forced-syncs";
 import { InheritedPublications } from "../controller/inherited-publications";
-import type { DriverInfo } from "../csi/driver-startup";
 import type { Handler } from "../controller/handler";
 import { PersistentVolumeFinalizerWriter } from "../controller/pv-finalizer-writer";
 import { Reconciler } from "../controller/reconciler";
@@ -22,7 +21,7 @@ import { ItemExponentialFailureRateLimiter } from "../queue/rate-limiter";
 import { WorkQueue, type WorkQueueLanes } from "../queue/work-queue";
 import type { ApiServer } from "./api-server";
 import { createClusterCaches, type ClusterCaches } from "./cluster-caches";
-import type { CsiDriver } from "./csi-driver";
+import type { CsiDriver, DriverInfo } from "./csi-driver";
 import type { HttpEndpoint } from "./http-endpoint";
 
 export interface RunAttacherOptions {
