@@ -8,9 +8,6 @@
  * GIT_COMMIT in the environment overrides it: an image build, whose context
  * carries no .git, passes it as a build argument.
  *
- * With bytecode, scripts/bytecode-order.txt (a recorded cold start, see
- * scripts/record-bytecode-order.ts) orders it, if the file is there.
- *
  * `--target=linux/arm64` (or linux/amd64) cross-compiles for that platform
  * into dist/csi-attacher-<arch>, from the Bun runtime of that CPU that
  * package-lock.json pins (scripts/build/target-runtime.ts fetches it from
@@ -19,7 +16,6 @@
  *   bun run build                      # dist/csi-attacher, for this machine's CPU
  *   bun run build --target=linux/arm64 # dist/csi-attacher-arm64
  *   bun run build --no-bytecode        # without precompiled bytecode (for comparing)
- *   bun run build --no-bytecode-order  # bytecode in Bun's own order (for comparing)
  *   bun run build --entry=bench/floor/load-only.ts  # another program, with the same flags (the bench's floor)
  *
  * ATTACHER_EXEC_ARGV bakes runtime arguments into the binary
@@ -27,7 +23,7 @@
  * levers; a space-separated list, none by default (no lever measured better).
  * ATTACHER_OUTFILE names the output file.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { $ } from "bun";
 import { defaultOutfile, hostTarget, targetFor, type BuildTarget } from "./build/build-targets";
 import { BuildError } from "./build/errors";
@@ -48,9 +44,6 @@ const outfile = process.env["ATTACHER_OUTFILE"] ?? defaultOutfile(target);
 const entry = process.argv.find((arg) => arg.startsWith("--entry="))?.slice("--entry=".length) ?? "src/main.ts";
 const compileExecArgv = (process.env["ATTACHER_EXEC_ARGV"] ?? "").split(" ").filter((arg) => arg !== "");
 const bytecode = !process.argv.includes("--no-bytecode");
-const bytecodeOrderFile = "scripts/bytecode-order.txt";
-// The order was recorded from a run of the attacher: it says nothing about another program.
-const bytecodeOrder = bytecode && entry === "src/main.ts" && !process.argv.includes("--no-bytecode-order") && existsSync(bytecodeOrderFile);
 
 /** gitCommit is the short HEAD hash, "-dirty" if the tree has changes, or "outside-git". */
 async function gitCommit(): Promise<string> {
@@ -91,7 +84,7 @@ const cross = await crossFlags(target);
 // CommonJS program, every function declaration of those modules was linked
 // at start although their bodies never ran: 1.4 MiB more live JS heap and
 // ~2.4 MiB more anonymous memory at idle (issue 13).
-const flags = ["--compile", ...cross, "--format=esm", "--splitting", "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(bytecodeOrder ? [`--bytecode-order=${bytecodeOrderFile}`] : []), ...(compileExecArgv.length > 0 ? [`--compile-exec-argv=${compileExecArgv.join(" ")}`] : [])];
+const flags = ["--compile", ...cross, "--format=esm", "--splitting", "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(compileExecArgv.length > 0 ? [`--compile-exec-argv=${compileExecArgv.join(" ")}`] : [])];
 await $`bun build ${flags} ${entry} --outfile ${outfile}`.quiet();
 const size = Bun.file(outfile).size;
-console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, ${(target ?? hostTarget())?.platform ?? process.arch}, commit ${commit}${bytecode ? ", bytecode" : ""}${bytecodeOrder ? " in recorded order" : ""}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);
+console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, ${(target ?? hostTarget())?.platform ?? process.arch}, commit ${commit}${bytecode ? ", bytecode" : ""}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);

@@ -14,7 +14,7 @@ export type DriverLossMeaning = "shutting-down" | "lost";
  * failure. Deleting a pod, the kubelet stops its containers at the same
  * moment, one goroutine each; a driver that exits at once can close its
  * socket before our SIGTERM is handled (3 of 4 pod deletions on a real
- * node, issue 27), and on a loaded node (load 10 on 2 cores) the SIGTERM
+ * node), and on a loaded node (load 10 on 2 cores) the SIGTERM
  * came more than a second after the driver was gone. The wait decides only
  * the exit code and the termination message: the work has stopped and the
  * Lease has been given back when the loss was seen (see {@link DriverLoss}),
@@ -56,7 +56,8 @@ export interface DriverLossWatchOptions extends DriverLossOptions {
  * (ReleaseLeaderElectionOnExit) while the loss is still being judged.
  * Judged first and stopped after, a leader whose pod's driver left more
  * than the signals' spread before its SIGTERM exited 1 holding the Lease,
- * and the next replica waited it out (issue 27, real node under load).
+ * and the next replica had to wait for the Lease to expire before it could
+ * take over.
  */
 export class DriverLoss {
   private meaning: Promise<DriverLossMeaning> | undefined;

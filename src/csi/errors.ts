@@ -24,11 +24,6 @@ export class CsiCallError extends Error {
   }
 }
 
-/** DriverStartupError stops start-up: upstream exits non-zero on each of these. */
-export class DriverStartupError extends Error {
-  override name = "DriverStartupError";
-}
-
 /** codeName is the gRPC code name as Go spells it (`OK`, `NotFound`, `DeadlineExceeded`). */
 export function codeName(code: Code | 0): string {
   return code === 0 ? "OK" : (Code[code] ?? `Code(${code})`);

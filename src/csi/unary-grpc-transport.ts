@@ -72,19 +72,7 @@ export function createUnaryGrpcTransport(given: UnaryGrpcTransportOptions): Tran
     ): Promise<UnaryResponse<I, O>> {
       // connect-node's rule: a timeout of 0 or less means none.
       const deadlineMs = timeoutMs !== undefined && timeoutMs > 0 ? timeoutMs : undefined;
-      // The call's signal, as runUnaryCall makes it: aborted by the deadline
-      // (DeadlineExceeded, "the operation timed out") or the caller's signal.
-      // One controller and one timer a call; the caller's signal is linked
-      // only when there is one (the CSI client passes none to publish).
-      const controller = new AbortController();
-      const timer = deadlineMs === undefined ? undefined : setTimeout(() => controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), deadlineMs);
-      const onCallerAbort = () => controller.abort(signal?.reason);
-      if (signal?.aborted === true) onCallerAbort();
-      else signal?.addEventListener("abort", onCallerAbort);
-      const cleanUp = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onCallerAbort);
-      };
+      const { callSignal, cleanUp } = linkCallSignal(signal, deadlineMs);
       const req: UnaryRequest<I, O> = {
         stream: false,
         service: method.parent,
@@ -94,7 +82,7 @@ export function createUnaryGrpcTransport(given: UnaryGrpcTransportOptions): Tran
         header: requestHeader(true, deadlineMs, header),
         contextValues: contextValues ?? createContextValues(),
         message: create(method.input, input),
-        signal: controller.signal,
+        signal: callSignal,
       };
       return (call(req) as Promise<UnaryResponse<I, O>>).then(
         (res) => {
@@ -104,7 +92,7 @@ export function createUnaryGrpcTransport(given: UnaryGrpcTransportOptions): Tran
         (reason: unknown) => {
           cleanUp();
           // runUnaryCall's rule: an aborted call fails with the abort's reason.
-          throw controller.signal.aborted ? ConnectError.from(abortReason(controller.signal), Code.Canceled) : ConnectError.from(reason);
+          throw callSignal.aborted ? ConnectError.from(abortReason(callSignal), Code.Canceled) : ConnectError.from(reason);
         },
       );
     },
@@ -115,6 +103,33 @@ export function createUnaryGrpcTransport(given: UnaryGrpcTransportOptions): Tran
       return Promise.reject(streamingRefused());
     },
   };
+}
+
+/** CallSignal is one call's own signal, and what to undo once the call has ended. */
+interface CallSignal {
+  readonly callSignal: AbortSignal;
+  /** Stops the deadline's timer and unlinks the caller's signal. */
+  readonly cleanUp: () => void;
+}
+
+/**
+ * linkCallSignal makes the call's signal as runUnaryCall does: aborted by
+ * the deadline (DeadlineExceeded, "the operation timed out") or the
+ * caller's signal. One controller and one timer a call; the caller's
+ * signal is linked only when there is one (the CSI client passes none to
+ * publish).
+ */
+function linkCallSignal(callerSignal: AbortSignal | undefined, deadlineMs: number | undefined): CallSignal {
+  const controller = new AbortController();
+  const timer = deadlineMs === undefined ? undefined : setTimeout(() => controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), deadlineMs);
+  const onCallerAbort = () => controller.abort(callerSignal?.reason);
+  if (callerSignal?.aborted === true) onCallerAbort();
+  else callerSignal?.addEventListener("abort", onCallerAbort);
+  const cleanUp = () => {
+    clearTimeout(timer);
+    callerSignal?.removeEventListener("abort", onCallerAbort);
+  };
+  return { callSignal: controller.signal, cleanUp };
 }
 
 /** A call as interceptors wrap it. */

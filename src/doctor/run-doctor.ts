@@ -1,7 +1,7 @@
 import { FlagError } from "../cli/errors";
 import { version } from "../cli/version";
 import { CsiClient } from "../csi/csi-client";
-import { createDriverTransport } from "../csi/transport";
+import { createDriverConnection } from "../csi/driver-connection";
 import { KubeClient } from "../kube/http-client";
 import { loadKubeConnection } from "../kube/kubeconfig";
 import { realClock } from "../util/clock";
@@ -45,7 +45,7 @@ export async function runDoctor(argv: readonly string[], streams: DoctorStreams)
     const api = new KubeClient({ connection, userAgent: `csi-attacher-doctor/${version}` });
     // A one-shot reader has nothing to restart: a driver that goes away
     // fails the call in flight, and that failure is reported.
-    const { transport } = createDriverTransport({ socketPath: flags.csiAddress, onConnectionLost: () => {} });
+    const { transport } = createDriverConnection({ socketPath: flags.csiAddress, onConnectionLost: () => {} });
     snapshot = await takeSnapshot(api, new CsiClient(transport), flags.timeoutMs);
   } catch (e: unknown) {
     streams.err(`csi-attacher doctor: cannot read the cluster or the driver (--kubeconfig=${JSON.stringify(flags.kubeconfig)}, --csi-address=${flags.csiAddress}): ${errorMessage(e)}\n`);

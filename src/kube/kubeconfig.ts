@@ -1,4 +1,5 @@
 import type { KubeConfig } from "@kubernetes/client-node/dist/config.js";
+import type { Cluster } from "@kubernetes/client-node/dist/config_types.js";
 import { realClock } from "../util/clock";
 import { errorMessage } from "../util/error-message";
 import { plainInCluster, plainKubeconfig, type PlainCredentials } from "./plain-kubeconfig";
@@ -82,13 +83,18 @@ function resolveKubeConnectionOptions(options: KubeConnectionOptions): Required<
 
 /** loadKubeConnection reads a kubeconfig file, or the in-cluster service account when none is given. */
 export async function loadKubeConnection(options: KubeConnectionOptions = {}): Promise<KubeConnection> {
-  const { kubeconfig, authRefreshMs, inClusterPathPrefix, tokenFileCheckMs } = resolveKubeConnectionOptions(options);
+  const resolved = resolveKubeConnectionOptions(options);
+  const { kubeconfig, inClusterPathPrefix } = resolved;
   if (!kubeconfig && (!process.env["KUBERNETES_SERVICE_HOST"] || !process.env["KUBERNETES_SERVICE_PORT"])) {
     throw new Error("no --kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)");
   }
   const plain = kubeconfig ? plainKubeconfig(kubeconfig) : plainInCluster(process.env, inClusterPathPrefix);
-  if (plain !== undefined) return plainConnection(plain, authRefreshMs, tokenFileCheckMs);
+  if (plain !== undefined) return plainConnection(plain, resolved.authRefreshMs, resolved.tokenFileCheckMs);
+  return clientNodeConnection(await loadClientNodeConfig(kubeconfig, inClusterPathPrefix), resolved);
+}
 
+/** loadClientNodeConfig has client-node read the kubeconfig file, or the in-cluster files when `kubeconfig` is empty. */
+async function loadClientNodeConfig(kubeconfig: string, inClusterPathPrefix: string): Promise<KubeConfig> {
   const { KubeConfig } = await import("@kubernetes/client-node/dist/config.js");
   const config = new KubeConfig();
   if (kubeconfig) {
@@ -104,26 +110,20 @@ export async function loadKubeConnection(options: KubeConnectionOptions = {}): P
   } else {
     config.loadFromCluster(inClusterPathPrefix);
   }
+  return config;
+}
+
+/**
+ * clientNodeConnection is the connection a config only client-node reads
+ * describes: a token file's token is read as it rotates, any other
+ * credential is asked of client-node again once `authRefreshMs` old.
+ */
+async function clientNodeConnection(config: KubeConfig, options: Required<KubeConnectionOptions>): Promise<KubeConnection> {
+  const { kubeconfig, authRefreshMs, tokenFileCheckMs } = options;
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new Error(`kubeconfig ${kubeconfig || "(in-cluster)"} has no current cluster`);
 
-  const resolve = async (): Promise<{ headers: Record<string, string>; tls: KubeTlsOptions }> => {
-    const https: HttpsOptions = { headers: {} };
-    await config.applyToHTTPSOptions(https);
-    const headers = { ...https.headers };
-    if (https.auth) headers["Authorization"] = `Basic ${Buffer.from(https.auth).toString("base64")}`;
-    const tls: KubeTlsOptions = {};
-    const ca = pemText(https.ca);
-    const cert = pemText(https.cert);
-    const key = pemText(https.key);
-    if (ca !== undefined) tls.ca = ca;
-    if (cert !== undefined) tls.cert = cert;
-    if (key !== undefined) tls.key = key;
-    if (cluster.skipTLSVerify) tls.rejectUnauthorized = false;
-    return { headers, tls };
-  };
-
-  const first = await resolve();
+  const first = await clientNodeCredentials(config, cluster);
   const server = cluster.server.replace(/\/+$/, "");
   const tokenFilePath = tokenFileOf(config);
   if (tokenFilePath !== undefined) {
@@ -144,11 +144,28 @@ export async function loadKubeConnection(options: KubeConnectionOptions = {}): P
       // Refreshed when due, and when the clock was stepped back past the last refresh.
       const age = realClock.now() - cached.at;
       if (age > authRefreshMs || age < 0) {
-        cached = { headers: (await resolve()).headers, at: realClock.now() };
+        cached = { headers: (await clientNodeCredentials(config, cluster)).headers, at: realClock.now() };
       }
       return cached.headers;
     },
   };
+}
+
+/** clientNodeCredentials asks client-node for the headers and the TLS material of a request to `cluster` now. */
+async function clientNodeCredentials(config: KubeConfig, cluster: Cluster): Promise<{ headers: Record<string, string>; tls: KubeTlsOptions }> {
+  const https: HttpsOptions = { headers: {} };
+  await config.applyToHTTPSOptions(https);
+  const headers = { ...https.headers };
+  if (https.auth) headers["Authorization"] = `Basic ${Buffer.from(https.auth).toString("base64")}`;
+  const tls: KubeTlsOptions = {};
+  const ca = pemText(https.ca);
+  const cert = pemText(https.cert);
+  const key = pemText(https.key);
+  if (ca !== undefined) tls.ca = ca;
+  if (cert !== undefined) tls.cert = cert;
+  if (key !== undefined) tls.key = key;
+  if (cluster.skipTLSVerify) tls.rejectUnauthorized = false;
+  return { headers, tls };
 }
 
 /** plainConnection is the connection a kubeconfig without plugins describes: its headers never change, but a token file's content does. */

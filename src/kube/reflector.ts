@@ -4,9 +4,15 @@ import type { KubeObject } from "./objects/object-meta";
 import { listInPages } from "./paged-list";
 import type { Store } from "./store";
 import type { Logger } from "../log/logger";
-import { Backoff, listWatchBackoff, type BackoffPolicy } from "../queue/backoff";
 import { abortableSleep } from "../util/abortable-sleep";
+import { Backoff, type BackoffPolicy } from "../util/backoff";
 import { withDeadline } from "../util/with-deadline";
+
+/**
+ * A list or watch of the reflector that failed (connection refused, reset,
+ * 429, 5xx): client-go's reflector backs off from 800 ms, doubling, to 30 s.
+ */
+export const listWatchBackoff: BackoffPolicy = { initialMs: 800, factor: 2, maxMs: 30_000 };
 
 export interface ReflectorOptions<T extends KubeObject> {
   readonly client: KubeClient;

@@ -1,4 +1,4 @@
-import { backoffDelayMs, type BackoffPolicy } from "./backoff";
+import { backoffDelayMs, type BackoffPolicy } from "../util/backoff";
 
 /**
  * RateLimiter decides how long an item waits before it is retried

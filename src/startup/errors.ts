@@ -16,3 +16,8 @@ export class StartupFailure extends Error {
     this.fields = fields;
   }
 }
+
+/** DriverStartupError is the CSI driver answering wrongly at start-up: upstream exits non-zero on each of these. */
+export class DriverStartupError extends Error {
+  override name = "DriverStartupError";
+}

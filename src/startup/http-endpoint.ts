@@ -41,7 +41,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
   // build's --splitting puts them in a chunk of their own. Only modules
   // that nothing else imports are worth importing lazily; the doctor's own
   // modules, beyond the kube and CSI clients it shares, weigh next to
-  // nothing at start (issue 13).
+  // nothing at start, so loading them lazily would buy nothing.
   const [{ MetricRegistry }, { startHttpServer }] = await Promise.all([import("../metrics/metric-registry"), import("../http/http-server")]);
   const metrics = new MetricRegistry({ workQueueNames: Object.values(workQueueNames) });
   try {

@@ -5,7 +5,6 @@ import { AttacherApi } from "../controller/attacher-api";
 import { CsiHandler } from "../controller/csi-handler";
 import { ForcedSyncs } from "../controller/forced-syncs";
 import { InheritedPublications } from "../controller/inherited-publications";
-import type { DriverInfo } from "../csi/driver-startup";
 import type { Handler } from "../controller/handler";
 import { PersistentVolumeFinalizerWriter } from "../controller/pv-finalizer-writer";
 import { Reconciler } from "../controller/reconciler";
@@ -22,7 +21,7 @@ import { ItemExponentialFailureRateLimiter } from "../queue/rate-limiter";
 import { WorkQueue, type WorkQueueLanes } from "../queue/work-queue";
 import type { ApiServer } from "./api-server";
 import { createClusterCaches, type ClusterCaches } from "./cluster-caches";
-import type { CsiDriver } from "./csi-driver";
+import type { CsiDriver, DriverInfo } from "./csi-driver";
 import type { HttpEndpoint } from "./http-endpoint";
 
 export interface RunAttacherOptions {
@@ -53,7 +52,7 @@ export async function runAttacher(options: RunAttacherOptions): Promise<void> {
   const { client } = options.apiServer;
   const driverName = driver.info.name;
   const caches = createClusterCaches({ client, log, driverName, signal });
-  const { vas, pvs, csiNodes, reflectors } = caches;
+  const { vas, pvs, csiNodes } = caches;
 
   const { capabilities } = driver.info;
   log.v(2).info("CSI driver capabilities", { driver: driverName, ...capabilities });
@@ -63,19 +62,7 @@ export async function runAttacher(options: RunAttacherOptions): Promise<void> {
   const inherited = new InheritedPublications();
   const { handler, vanished } = chooseHandler({ config, log, client, driver, caches, forcedSyncs, inherited, signal });
 
-  const { metrics } = endpoint;
-  const newQueue = (name: string, lanes?: WorkQueueLanes<string>) => {
-    const queue = new WorkQueue<string>({
-      name,
-      ...(lanes === undefined ? {} : { lanes }),
-      rateLimiter: new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs }),
-      ...(metrics === undefined ? {} : { metrics: metrics.workQueueMetrics(name) }),
-    });
-    metrics?.watchQueue(queue);
-    return queue;
-  };
-  const vaQueue = newQueue(workQueueNames.volumeAttachments, attachDetachLanes(vaWorkKind(vas), config.workerThreads));
-  const pvQueue = newQueue(workQueueNames.persistentVolumes);
+  const { vaQueue, pvQueue } = createWorkQueues({ config, vas, metrics: endpoint.metrics });
   const controller = new AttachController({ driverName, handler, vas, pvs, vaQueue, pvQueue, log, ...(vanished ? { vanished } : {}) });
   new BacklogWarning({ queues: [vaQueue, pvQueue], log }).run(signal);
 
@@ -101,12 +88,66 @@ export async function runAttacher(options: RunAttacherOptions): Promise<void> {
     });
   }
 
+  await runOnSyncedCaches({ config, log, caches, readiness: endpoint.readiness, controller, reconciler, signal });
+}
+
+interface WorkQueuesOptions {
+  /** --retry-interval-start and --retry-interval-max (each item's back-off), --worker-threads (the attach and detach lanes). */
+  readonly config: Pick<Config, "retryIntervalStartMs" | "retryIntervalMaxMs" | "workerThreads">;
+  /** The VA cache, which tells an attach from a detach for the lanes. */
+  readonly vas: ClusterCaches["vas"];
+  /** The process metrics, if kept: each queue reports its own and is watched. */
+  readonly metrics: HttpEndpoint["metrics"];
+}
+
+/** createWorkQueues builds the VA queue, its attach and detach lanes sharing the workers, and the PV queue. */
+function createWorkQueues(options: WorkQueuesOptions): { vaQueue: WorkQueue<string>; pvQueue: WorkQueue<string> } {
+  const { config, metrics } = options;
+  const newQueue = (name: string, lanes?: WorkQueueLanes<string>) => {
+    const queue = new WorkQueue<string>({
+      name,
+      ...(lanes === undefined ? {} : { lanes }),
+      rateLimiter: new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs }),
+      ...(metrics === undefined ? {} : { metrics: metrics.workQueueMetrics(name) }),
+    });
+    metrics?.watchQueue(queue);
+    return queue;
+  };
+  const vaQueue = newQueue(workQueueNames.volumeAttachments, attachDetachLanes(vaWorkKind(options.vas), config.workerThreads));
+  const pvQueue = newQueue(workQueueNames.persistentVolumes);
+  return { vaQueue, pvQueue };
+}
+
+interface SyncedRunOptions {
+  /** --resync (0 turns the periodic resync off) and --worker-threads. */
+  readonly config: Pick<Config, "resyncMs" | "workerThreads">;
+  /** Says when the caches have synced and what they hold. */
+  readonly log: Logger;
+  /** The caches and their reflectors, not yet running. */
+  readonly caches: ClusterCaches;
+  /** Told when the caches have synced. */
+  readonly readiness: HttpEndpoint["readiness"];
+  /** Its workers start once the caches have synced. */
+  readonly controller: AttachController;
+  /** Present when the driver lists where its volumes are published. */
+  readonly reconciler: Reconciler | undefined;
+  /** Stops everything. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * runOnSyncedCaches runs the reflectors, and once their first lists are in
+ * the caches the workers and the reconciler, until `signal` aborts.
+ */
+async function runOnSyncedCaches(options: SyncedRunOptions): Promise<void> {
+  const { config, log, controller, reconciler, signal } = options;
+  const { vas, pvs, csiNodes, reflectors } = options.caches;
   const watching = reflectors.map((reflector) => reflector.run(signal));
   // No worker may act on a half-filled cache: a PV or CSINode not yet listed
   // would look deleted.
   await Promise.race([Promise.all(reflectors.map((reflector) => reflector.waitForSync())), aborted(signal)]);
   if (signal.aborted) return;
-  endpoint.readiness.satisfy("caches-synced");
+  options.readiness.satisfy("caches-synced");
   log.info("Caches synced", { volumeAttachments: vas.size, persistentVolumes: pvs.size, csiNodes: csiNodes.size });
 
   // --resync=0 turns the periodic resync off, as it does for client-go's informers.

@@ -5,9 +5,9 @@
  *
  * - DFG and FTL off: for bursts of the size an attacher sees (tens to
  *   thousands of VolumeAttachments) the optimizing tiers cost more memory
- *   and CPU than they give back (issue 24: the smallest container limit
- *   that held at 30 VAs fell from 88 to 72 MiB). The LLInt and the Baseline
- *   JIT stay on.
+ *   and CPU than they give back: measured with them off, the smallest
+ *   container limit that held 30 VAs fell from 88 to 72 MiB. The LLInt and
+ *   the Baseline JIT stay on.
  * - The RAM size JSC sizes its heap by, when the memory limit binds on an
  *   ancestor cgroup only (a pod-level limit, a limited parent slice): Bun
  *   sets it from the process's own group's limit, and misses that case,

@@ -286,7 +286,7 @@ describe("our unary gRPC transport against connect-node's, on the grpc-js fault 
     expect<Outcome[]>([cutByTheRule, cutByItsStream]).toContainEqual(expectedCut as Outcome);
     // The next call dials the dead driver's socket: refused, or cut when
     // the dial still lands in the dying listener's backlog (the kernel's
-    // race, which transport.ts's liveness watch knows too; the reference
+    // race, which driver-connection.ts's liveness watch knows too; the reference
     // also raced its socket's close event). A dial refused for sure is
     // compared in "before any driver answers".
     const refusedDial: Outcome = { ok: false, code: "Unavailable", message: `connect ECONNREFUSED ${driver.csiSocket}`, details: [], metadata: [] };

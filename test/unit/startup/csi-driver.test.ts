@@ -6,10 +6,11 @@ import { join } from "node:path";
 import { createRouterTransport } from "@connectrpc/connect";
 import { Controller, ControllerServiceCapability_RPC_Type, Identity, PluginCapability_Service_Type } from "../../../gen/csi/v1/csi_pb";
 import { CsiClient } from "../../../src/csi/csi-client";
-import { startDriver } from "../../../src/csi/driver-startup";
 import { createOperationMetricsInterceptor } from "../../../src/csi/operation-metrics-interceptor";
 import { Logger } from "../../../src/log/logger";
 import { MetricRegistry } from "../../../src/metrics/metric-registry";
+import { driverStartupRetry, startDriver } from "../../../src/startup/csi-driver";
+import { Backoff } from "../../../src/util/backoff";
 
 /** startDriver dials the socket before its first call: a listener that accepts and drops every connection stands in for the driver's. */
 let listening: { server: Server; dir: string } | undefined;
@@ -21,7 +22,7 @@ afterEach(() => {
 });
 
 async function listeningSocket(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), "driver-startup-"));
+  const dir = mkdtempSync(join(tmpdir(), "csi-driver-"));
   const path = join(dir, "csi.sock");
   const server = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(path, resolve));
@@ -30,6 +31,11 @@ async function listeningSocket(): Promise<string> {
 }
 
 describe("startDriver", () => {
+  it("retries the driver at start-up every second, as upstream", () => {
+    const backoff = new Backoff(driverStartupRetry);
+    expect(Array.from({ length: 4 }, () => backoff.next())).toEqual([1000, 1000, 1000, 1000]);
+  });
+
   it("names the driver to onDriverName between GetPluginInfo and the capability calls, so their metrics carry the name and Probe's and GetPluginInfo's unknown-driver", async () => {
     const registry = new MetricRegistry({ processMetrics: false });
     const transport = createRouterTransport(

@@ -7,7 +7,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Controller } from "../../../gen/csi/v1/csi_pb";
 import { CsiClient } from "../../../src/csi/csi-client";
 import { CsiCallError } from "../../../src/csi/errors";
-import { createDriverTransport } from "../../../src/csi/transport";
+import { createDriverConnection } from "../../../src/csi/driver-connection";
 
 /** What the fake driver does with each call, in order of arrival. */
 type CallAnswer = "drop-connection" | "answer-empty" | "reset-no-error" | "goaway-then-answer";
@@ -20,7 +20,7 @@ type CallAnswer = "drop-connection" | "answer-empty" | "reset-no-error" | "goawa
  * the session to go away. `sessions` counts the connections it accepted.
  */
 async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: string; sessions: () => number } & AsyncDisposable> {
-  const dir = mkdtempSync(join(tmpdir(), "csi-transport-"));
+  const dir = mkdtempSync(join(tmpdir(), "driver-connection-"));
   const socketPath = join(dir, "csi.sock");
   const server = http2.createServer();
   // The attacher keeps its driver session open for good: ended here, or the server would wait for it.
@@ -60,10 +60,10 @@ async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: stri
   };
 }
 
-describe("driver transport", () => {
+describe("driver connection", () => {
   it("fails a call in flight at once as Unavailable when the driver connection closes, instead of waiting out its deadline", async () => {
     await using driver = await driverOnSocket(["drop-connection"]);
-    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
+    const client = new CsiClient(createDriverConnection({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
     const started = performance.now();
     const failure = await client.probe(60_000).then(
       () => undefined,
@@ -76,7 +76,7 @@ describe("driver transport", () => {
 
   it("leaves calls made after a connection closed to the next connection: the close fails only the calls it cut", async () => {
     await using driver = await driverOnSocket(["drop-connection", "answer-empty", "answer-empty"]);
-    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
+    const client = new CsiClient(createDriverConnection({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
     await expect(client.probe(60_000)).rejects.toBeInstanceOf(CsiCallError);
     expect(await client.probe(60_000)).toBe(true);
     expect(await client.probe(60_000)).toBe(true);
@@ -84,7 +84,7 @@ describe("driver transport", () => {
 
   it("fails at once as Internal a call the driver resets with NO_ERROR before answering, on a connection that stays up", async () => {
     await using driver = await driverOnSocket(["reset-no-error", "answer-empty"]);
-    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
+    const client = new CsiClient(createDriverConnection({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
     const failure = await client.probe(60_000).then(
       () => undefined,
       (e: unknown) => e,
@@ -97,7 +97,7 @@ describe("driver transport", () => {
 
   it("finishes a call on a session the driver told to go away, and opens a new session for the next call", async () => {
     await using driver = await driverOnSocket(["goaway-then-answer", "answer-empty"]);
-    const client = new CsiClient(createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
+    const client = new CsiClient(createDriverConnection({ socketPath: driver.socketPath, onConnectionLost: () => {} }).transport);
     expect(await client.probe(60_000)).toBe(true);
     expect(await client.probe(60_000)).toBe(true);
     expect(driver.sessions()).toBe(2);
@@ -105,10 +105,10 @@ describe("driver transport", () => {
 
   it("checkDriverNow reports a driver that went away before it resolves, and reports nothing while the driver is there", async () => {
     const lost: string[] = [];
-    let connection: ReturnType<typeof createDriverTransport> | undefined;
+    let connection: ReturnType<typeof createDriverConnection> | undefined;
     {
       await using driver = await driverOnSocket([]);
-      connection = createDriverTransport({ socketPath: driver.socketPath, onConnectionLost: (reason) => lost.push(reason) });
+      connection = createDriverConnection({ socketPath: driver.socketPath, onConnectionLost: (reason) => lost.push(reason) });
       expect(await new CsiClient(connection.transport).probe(60_000)).toBe(true);
       await connection.checkDriverNow();
       expect(lost).toEqual([]);
@@ -118,7 +118,7 @@ describe("driver transport", () => {
   });
 
   it("refuses streaming calls, which the attacher never makes", async () => {
-    const { transport } = createDriverTransport({ socketPath: "/nonexistent/csi.sock", onConnectionLost: () => {} });
+    const { transport } = createDriverConnection({ socketPath: "/nonexistent/csi.sock", onConnectionLost: () => {} });
     const failure = await transport.stream(Controller.method.controllerPublishVolume as never, undefined, 1000, undefined, (async function* () {})()).then(
       () => undefined,
       (e: unknown) => e,

@@ -1,8 +1,9 @@
 /**
- * Back-off: how long to wait before the next try of something that failed.
- * Every retry policy of the attacher is here or in rate-limiter.ts (which
- * keeps one such history per queued item), so a newcomer looking for "how
- * often does it retry X" finds it in this folder.
+ * Back-off: how long to wait before the next try of something that failed,
+ * as client-go's `wait.Backoff` counts it. The policies live beside the
+ * loops that use them (the reflector's, the driver start-up's), each with
+ * the upstream value it copies; the work queue's per-item history is
+ * queue/rate-limiter.ts.
  */
 
 /** BackoffPolicy is client-go's `wait.Backoff` reduced to what we use. */
@@ -14,18 +15,6 @@ export interface BackoffPolicy {
   /** No wait is longer than this, in milliseconds. */
   readonly maxMs: number;
 }
-
-/**
- * A list or watch of the reflector that failed (connection refused, reset,
- * 429, 5xx): client-go's reflector backs off from 800 ms, doubling, to 30 s.
- */
-export const listWatchBackoff: BackoffPolicy = { initialMs: 800, factor: 2, maxMs: 30_000 };
-
-/**
- * Waiting for the CSI driver's socket and for Probe to say ready at start-up:
- * upstream retries every second, for ever.
- */
-export const driverStartupRetry: BackoffPolicy = { initialMs: 1_000, factor: 1, maxMs: 1_000 };
 
 /**
  * 2 ** 1024 is Infinity, and 0 * Infinity is NaN; capping the exponent keeps
