@@ -4,7 +4,8 @@ import { benchDriverName, pvFinalizer } from "../lib/bench-ground";
 import { createFedPool } from "../lib/fed-pool";
 import { summarizeLimit } from "../lib/limit-ratios";
 import type { ScenarioResult } from "../lib/results";
-import { finalizerName, nodeIdAnnotation as attacherNodeIdAnnotation } from "../../src/controller/driver-names";
+import { nodeIdAnnotation as attacherNodeIdAnnotation } from "../../src/controller/annotations";
+import { finalizerName } from "../../src/controller/driver-names";
 import { addFinalizerPatch, removeFinalizerPatch } from "../../src/kube/finalizer-patches";
 import { createMergePatch } from "../../src/kube/merge-patch";
 

@@ -3,12 +3,6 @@
  * operators' scripts and other controllers match on them.
  */
 
-/** The VA annotation that remembers the node ID used for ControllerPublish, so a node that is gone can still be detached. */
-export const nodeIdAnnotation = "csi.alpha.kubernetes.io/node-id";
-
-/** The PV annotation that names the CSI driver an in-tree PV was migrated to. */
-export const migratedToAnnotation = "pv.kubernetes.io/migrated-to";
-
 /**
  * sanitizeDriverName makes a driver name usable inside a finalizer or Lease
  * name: every character outside [a-zA-Z0-9-] becomes "-", and a trailing "-"

@@ -3,7 +3,7 @@ import { nodeIdOf, type CsiNode } from "../kube/objects/csi-node";
 import type { CsiPersistentVolumeSource, PersistentVolume, PersistentVolumeSpec } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import { errorMessage } from "../util/error-message";
-import { nodeIdAnnotation } from "./driver-names";
+import { nodeIdAnnotation } from "./annotations";
 import { isMigratable } from "./migration/in-tree-plugins";
 import { repairVolumeHandle } from "./migration/repair-volume-handle";
 import { translateInTreeSpecToCsi } from "./migration/translate-in-tree";

@@ -1,5 +1,5 @@
 import type { PersistentVolume } from "../kube/objects/persistent-volume";
-import { migratedToAnnotation } from "./driver-names";
+import { migratedToAnnotation } from "./annotations";
 import { isMigratable } from "./migration/in-tree-plugins";
 import { carriesOurFinalizer } from "./our-finalizer";
 

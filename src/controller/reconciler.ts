@@ -128,18 +128,38 @@ export class Reconciler {
    * --timeout.
    */
   async reconcile(signal?: AbortSignal): Promise<void> {
-    const { driverName, lister, maxEntries, timeoutMs, log } = this.options;
+    const { lister, maxEntries, timeoutMs, log } = this.options;
     log.v(4).info("Reconciling VolumeAttachments with driver backend state");
     // The VAs are taken before the driver is asked, as upstream does: a VA
     // created during the listing is left for the next pass rather than
-    // compared with a listing that may predate its publish. They are
-    // resolved now too, so that the listing is read page by page into
-    // their `found` marks: a pass then holds one page of the driver's
-    // answer and an index of our own VAs, never the driver's whole listing.
+    // compared with a listing that may predate its publish.
+    const pass = this.startPass();
+    try {
+      await lister.forEachPublishedVolume(maxEntries, timeoutMs, (volumeId, nodeIds) => pass.onListed(volumeId, nodeIds), signal);
+    } catch (e: unknown) {
+      // A listing cut short by shutdown is no failure worth reporting.
+      if (signal?.aborted) return;
+      // Upstream's two wrappings (lister, then ReconcileVA), for operators' searches.
+      log.error("Failed to reconcile VolumeAttachment", { err: `failed to ListVolumes: failed to list volumes: ${errorMessage(e)}` });
+      return;
+    }
+    this.releaseUnnamed(pass.orphans);
+    this.forceMismatches(pass.compared);
+  }
+
+  /**
+   * startPass resolves our VAs now, so that the listing is read page by
+   * page into their `found` marks: a pass then holds one page of the
+   * driver's answer and an index of our own VAs, never the driver's whole
+   * listing. `onListed` takes each listed volume: it marks the VAs it
+   * stands for and notes where a volume of a PV of ours is published with
+   * no VA of ours there (`orphans`, PV name -> node IDs).
+   */
+  private startPass(): { readonly compared: readonly Compared[]; readonly orphans: ReadonlyMap<string, readonly string[]>; onListed(volumeId: string, nodeIds: readonly string[]): void } {
+    const { driverName, csiNodes } = this.options;
     const compared: Compared[] = [];
-    const byHandle = new Map<string, Compared & { target: Target }>();
-    /** A second VA of one volume (multi-attach) is rare: those few are chained here. */
-    const moreByHandle = new Map<string, (Compared & { target: Target })[]>();
+    /** Every VA of one volume handle: a second one (multi-attach) is rare. */
+    const byHandle = new Map<string, (Compared & { target: Target })[]>();
     /** Our VAs by the PV they name: the nodes a listed volume of ours may be on. */
     const ourVasByPv = new Map<string, VolumeAttachment[]>();
     for (const va of this.options.vas.list()) {
@@ -149,48 +169,31 @@ export class Reconciler {
       const entry = this.resolve(va);
       compared.push(entry);
       if (entry.target === undefined) continue;
-      const handle = entry.target.volumeHandle;
-      if (!byHandle.has(handle)) byHandle.set(handle, entry);
-      else {
-        const more = moreByHandle.get(handle);
-        if (more === undefined) moreByHandle.set(handle, [entry]);
-        else more.push(entry);
-      }
+      const same = byHandle.get(entry.target.volumeHandle);
+      if (same === undefined) byHandle.set(entry.target.volumeHandle, [entry]);
+      else same.push(entry);
     }
-    const mark = (entry: (Compared & { target: Target }) | undefined, nodeIds: readonly string[]) => {
-      if (entry !== undefined) entry.found = nodeIds.includes(entry.target.nodeId);
-    };
     const ourPvByHandle = this.pvsCarryingOurFinalizer();
-    /** PV name -> node IDs its volume is listed on that no VA of ours names. */
     const orphans = new Map<string, string[]>();
-    const noteOrphans = (volumeId: string, nodeIds: readonly string[]) => {
+    const onListed = (volumeId: string, nodeIds: readonly string[]) => {
+      // `found` follows the volume's last listing entry, as upstream's map of the listing does.
+      for (const entry of byHandle.get(volumeId) ?? []) entry.found = nodeIds.includes(entry.target.nodeId);
       const pvName = ourPvByHandle.get(volumeId);
       if (pvName === undefined || nodeIds.length === 0) return;
-      const unnamed = unnamedNodeIds(nodeIds, nodeIdsNamedBy(ourVasByPv.get(pvName) ?? [], this.options.csiNodes, driverName));
+      const unnamed = unnamedNodeIds(nodeIds, nodeIdsNamedBy(ourVasByPv.get(pvName) ?? [], csiNodes, driverName));
       if (unnamed.length > 0) orphans.set(pvName, unnamed);
     };
-    try {
-      await lister.forEachPublishedVolume(
-        maxEntries,
-        timeoutMs,
-        (volumeId, nodeIds) => {
-          mark(byHandle.get(volumeId), nodeIds);
-          for (const entry of moreByHandle.get(volumeId) ?? []) mark(entry, nodeIds);
-          noteOrphans(volumeId, nodeIds);
-        },
-        signal,
-      );
-    } catch (e: unknown) {
-      // A listing cut short by shutdown is no failure worth reporting.
-      if (signal?.aborted) return;
-      // Upstream's two wrappings (lister, then ReconcileVA), for operators' searches.
-      log.error("Failed to reconcile VolumeAttachment", { err: `failed to ListVolumes: failed to list volumes: ${errorMessage(e)}` });
-      return;
-    }
-    this.releaseUnnamed(orphans);
-    // Deleted VAs and VAs with errors are compared too (upstream skips
-    // neither): a VA being deleted that is still published is exactly what
-    // a forced detach is for.
+    return { compared, orphans, onListed };
+  }
+
+  /**
+   * forceMismatches marks for a forced sync, and queues, each settled VA
+   * whose status disagrees with the listing. Deleted VAs and VAs with errors
+   * are compared too (upstream skips neither): a VA being deleted that is
+   * still published is exactly what a forced detach is for.
+   */
+  private forceMismatches(compared: readonly Compared[]): void {
+    const { log } = this.options;
     for (const entry of compared) {
       if (entry.target === undefined) {
         entry.report();

@@ -1,6 +1,6 @@
 import { nodeIdOf } from "../kube/objects/csi-node";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
-import { nodeIdAnnotation } from "./driver-names";
+import { nodeIdAnnotation } from "./annotations";
 import type { CsiNodeLookup } from "./publication-resolution";
 
 /**

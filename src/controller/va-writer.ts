@@ -7,7 +7,8 @@ import { volumeAttachmentReference } from "../kube/objects/event";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import { realClock, type Clock } from "../util/clock";
 import { errorMessage } from "../util/error-message";
-import { finalizerName, nodeIdAnnotation } from "./driver-names";
+import { nodeIdAnnotation } from "./annotations";
+import { finalizerName } from "./driver-names";
 import { carriesOurFinalizer } from "./our-finalizer";
 
 /** The one API call the writer makes; AttacherApi in production, a recording fake in unit tests. */
@@ -29,7 +30,7 @@ export interface VolumeAttachmentWriterOptions {
   /**
    * Where a Warning event (AttachFailed / DetachFailed) about the VA goes
    * with each saved error, so `kubectl describe volumeattachment` says why
-   * (beyond upstream; its issue #363). Default: no events.
+   * (beyond upstream, which has no events for these). Default: no events.
    */
   readonly events?: Pick<EventRecorder, "warning">;
 }
