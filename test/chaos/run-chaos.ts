@@ -159,7 +159,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     print(`chaos: kube-apiserver deleted ${swept.length} VA(s) despite our finalizer (kubernetes#77988)${swept.length > 0 ? `: ${swept.join(", ")}` : ""}`);
     print(`chaos: left published with no live replica to see the VA vanish (${driverKind} driver): ${unwatched.length}${unwatched.length > 0 ? `: ${unwatched.join(", ")}` : ""}`);
     print(
-      `chaos: calls: ${calls.publishes} publishes, ${calls.unpublishes} unpublishes, ${calls.strayUnpublishes} stray unpublishes (${calls.allowed.length} allowed${calls.allowed.length > 0 ? `: ${calls.allowed.join(", ")}` : ""}; ${calls.strayUnpublishes - calls.allowed.length} beyond)`,
+      `chaos: calls: ${calls.publishes} publishes, ${calls.unpublishes} unpublishes, ${calls.strayUnpublishes} stray unpublishes (${calls.allowed.length} allowed for swept VAs${calls.allowed.length > 0 ? `: ${calls.allowed.join(", ")}` : ""}; ${calls.detaches} a deleted VA's own detach; ${calls.beyond} beyond the rule)`,
     );
     for (const stray of calls.strays.slice(0, 20)) print(`chaos:   stray: ${stray}`);
     if (invariants.some((result) => result.violations.length > 0)) {

@@ -70,7 +70,8 @@ function goodLife(): Evidence {
 
 const released =
   "every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it; with a blind driver, unless no live replica saw it vanish), and stays unpublished";
-const noStray = "no stray unpublish (of a volume from a node the driver never had it published on) beyond one per VA the delete race took and a live replica saw vanish";
+const noStray =
+  "no stray unpublish (of a volume from a node the driver never had it published on) but a deleted VA's detach on its node and one per VA the delete race took that a live replica saw vanish";
 
 /** kube-apiserver's delete race (kubernetes#77988): the VA goes from "our finalizer, publish in flight" straight to deleted at 18, no deletionTimestamp between. */
 function sweptLife(journal: readonly JournalEntry[]): Evidence {
@@ -178,10 +179,10 @@ describe("chaos call counts", () => {
   it("counts every publish and unpublish the driver finished, whatever it answered", () => {
     const evidence = goodLife();
     const journal = [call("ControllerPublishVolume", "vol-1", 18, { code: "Unavailable" }), ...evidence.journal, call("ControllerUnpublishVolume", "vol-1", 45, { code: "Aborted" })];
-    expect(countCalls({ ...evidence, journal })).toEqual({ publishes: 2, unpublishes: 2, strayUnpublishes: 0, allowed: [], strays: [] });
+    expect(countCalls({ ...evidence, journal })).toEqual({ publishes: 2, unpublishes: 2, strayUnpublishes: 0, allowed: [], detaches: 0, beyond: 0, strays: [] });
   });
 
-  it("counts an unpublish with no earlier publish of the same volume on the same node as stray", () => {
+  it("counts an unpublish with no earlier publish of the same volume on the same node as stray, and one on no VA's node or before its VA was marked for deletion as beyond the rule", () => {
     const evidence = goodLife();
     const journal = [call("ControllerUnpublishVolume", "vol-1", 15), ...evidence.journal, call("ControllerUnpublishVolume", "vol-1", 55, { nodeId: "node-b-id" })];
     const strays = [
@@ -189,15 +190,20 @@ describe("chaos call counts", () => {
       `vol-1 unpublished from node-b-id at ${new Date(55).toISOString()}, where the driver never had it published (no VA of ours named that node)`,
     ];
     expect({ calls: countCalls({ ...evidence, journal }), broken: broken({ ...evidence, journal }) }).toEqual({
-      calls: { publishes: 1, unpublishes: 3, strayUnpublishes: 2, allowed: [], strays },
+      calls: { publishes: 1, unpublishes: 3, strayUnpublishes: 2, allowed: [], detaches: 0, beyond: 2, strays },
       broken: { [noStray]: strays },
     });
   });
 
-  it("counts an unpublish after a publish the driver answered with an error and never applied as stray: the driver's state never had it", () => {
+  it("counts a deleted VA's detach on its node after a publish the driver never applied as stray (the driver's state never had it), but within the rule, as upstream's detach", () => {
     const evidence = goodLife();
-    const journal = [call("ControllerPublishVolume", "vol-1", 20, { code: "Unavailable" }), call("ControllerUnpublishVolume", "vol-1", 50)];
-    expect(countCalls({ ...evidence, journal }).strayUnpublishes).toBe(1);
+    // Marked for deletion at 30: the publish failed, the detach still unpublishes, twice after a lost reply.
+    const journal = [call("ControllerPublishVolume", "vol-1", 20, { code: "Unavailable" }), call("ControllerUnpublishVolume", "vol-1", 40), call("ControllerUnpublishVolume", "vol-1", 50)];
+    const detach = (atMs: number): string => `vol-1 unpublished from node-a-id at ${new Date(atMs).toISOString()}, where the driver never had it published (VA 1; its detach)`;
+    expect({ calls: countCalls({ ...evidence, journal }), broken: broken({ ...evidence, journal }) }).toEqual({
+      calls: { publishes: 1, unpublishes: 2, strayUnpublishes: 2, allowed: [], detaches: 2, beyond: 0, strays: [detach(40), detach(50)] },
+      broken: {},
+    });
   });
 
   it("does not count an unpublish after a publish the driver applied despite its error (reply lost, or given up past --timeout)", () => {
@@ -222,6 +228,8 @@ describe("chaos call counts", () => {
         unpublishes: 1,
         strayUnpublishes: 1,
         allowed: ["1"],
+        detaches: 0,
+        beyond: 0,
         strays: [`vol-1 unpublished from node-a-id at ${new Date(50).toISOString()}, where the driver never had it published (VA 1; allowed: the delete race took it)`],
       },
       broken: {},
@@ -233,10 +241,14 @@ describe("chaos call counts", () => {
     expect(broken(evidence)).toEqual({ [noStray]: [`vol-1 unpublished from node-a-id at ${new Date(51).toISOString()}, where the driver never had it published (VA 1)`] });
   });
 
-  it("allows no stray unpublish for a swept VA that no replica logged as vanished, nor for a VA deleted the normal way", () => {
+  it("allows no stray unpublish for a swept VA that no replica logged as vanished", () => {
     const unseen = sweptLife([call("ControllerUnpublishVolume", "vol-1", 50)]);
+    expect({ broken: Object.keys(broken(unseen)), calls: countCalls(unseen) }).toMatchObject({ broken: [noStray], calls: { strayUnpublishes: 1, allowed: [], detaches: 0, beyond: 1 } });
+  });
+
+  it("counts a VA deleted the normal way under its detach, not under the delete race's allowance, even if a replica logged it as vanished", () => {
     const normal = { ...goodLife(), journal: [call("ControllerUnpublishVolume", "vol-1", 50)], vanishedSeen: ["1"] };
-    expect({ unseen: Object.keys(broken(unseen)), normal: Object.keys(broken(normal)) }).toEqual({ unseen: [noStray], normal: [noStray] });
+    expect({ broken: broken(normal), calls: countCalls(normal) }).toMatchObject({ broken: {}, calls: { strayUnpublishes: 1, allowed: [], detaches: 1, beyond: 0 } });
   });
 });
 
