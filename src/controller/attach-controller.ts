@@ -21,8 +21,9 @@ export interface AttachControllerOptions {
   readonly pvQueue: WorkQueue<string>;
   /**
    * Where a deleted VA that still carried our finalizer is noted, so its
-   * name is queued and its volume released. Only with the CSI handler: the
-   * trivial handler puts no finalizer on anything.
+   * volume is released (by its PV's sync, or its own name's when inline).
+   * Only with the CSI handler: the trivial handler puts no finalizer on
+   * anything.
    */
   readonly vanished?: VanishedVolumeAttachments;
   readonly log: Logger;
@@ -46,10 +47,13 @@ export class AttachController {
         else log.v(3).info("Ignoring VolumeAttachment change", { va: newVa.metadata.name });
       },
       onDelete: (va) => {
-        if (vanished?.note(va)) vaQueue.add(va.metadata.name);
-        // A deleted VA may have been the last user of its PV.
+        // A deleted VA may have been the last user of its PV, and the PV's
+        // sync releases the volume of one that vanished still carrying our
+        // finalizer. An inline VA has no PV: its own name's sync does.
+        const owed = vanished?.note(va) ?? false;
         const pvName = va.spec.source.persistentVolumeName;
         if (pvName) pvQueue.add(pvName);
+        else if (owed) vaQueue.add(va.metadata.name);
       },
     });
     const onPv = (pv: PersistentVolume) => {

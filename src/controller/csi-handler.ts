@@ -1,30 +1,25 @@
 import type { CsiClient, PublishRequest, UnpublishRequest } from "../csi/csi-client";
-import type { AttacherApi } from "./attacher-api";
 import type { EventRecorder } from "../kube/event-recorder";
 import type { CsiNode } from "../kube/objects/csi-node";
-import { objectReference } from "../kube/objects/event";
 import type { CsiPersistentVolumeSource, PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import { errorMessage } from "../util/error-message";
-import { finalizerName } from "./driver-names";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
 import type { InheritedPublications } from "./inherited-publications";
 import { carriesOurFinalizer } from "./our-finalizer";
+import type { AttacherApi } from "./attacher-api";
+import { PublicationRecovery } from "./publication-recovery";
 import type { PersistentVolumeFinalizerWriter } from "./pv-finalizer-writer";
 import { pvNeedsSync } from "./pv-needs-sync";
 import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
 import type { VolumeAttachmentWriter } from "./va-writer";
-import { nodeIdsNamedBy, pvReleaseStep, registeredNodeIds, unnamedNodeIds } from "./unnamed-publications";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
 import { VolumeLocks } from "./volume-locks";
-import { resolvePersistentVolume, resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./volume-resolution";
-
-/** The Secret read of the handler; AttacherApi in production, a recording fake in unit tests. */
-export type CsiHandlerApi = Pick<AttacherApi, "secretData">;
+import { resolvePersistentVolume, resolvePublication, type NodeIdResolution, type PublicationLookups, type ResolvedVolume, type VolumeResolution } from "./publication-resolution";
 
 /** What an attach or a detach is told about its sync besides the VA: whether it was forced, and the VA's logger. */
 interface SyncContext {
@@ -38,7 +33,7 @@ export interface CsiHandlerOptions {
   /** ControllerPublishVolume / ControllerUnpublishVolume. */
   readonly csi: CsiClient;
   /** Secrets (never cached). */
-  readonly api: CsiHandlerApi;
+  readonly api: Pick<AttacherApi, "secretData">;
   /** Every VA write. */
   readonly writer: VolumeAttachmentWriter;
   /** Every PV write: our finalizer on and off. */
@@ -54,16 +49,17 @@ export interface CsiHandlerOptions {
   /** VAs that vanished still carrying our finalizer (the attach controller notes them): their volumes are unpublished here. */
   readonly vanished: VanishedVolumeAttachments;
   /**
-   * PVs whose publishes this replica did not see end (filled by `start`),
-   * and the node IDs the reconciler found their volumes published on with no
-   * VA of ours there: unpublished here before our PV finalizer goes.
+   * PVs whose publishes this replica did not see end (filled by `start`
+   * for a driver that lists), and the node IDs the reconciler found their
+   * volumes published on with no VA of ours there: unpublished here before
+   * our PV finalizer goes.
    */
   readonly inherited: InheritedPublications;
   /**
    * The driver lists where volumes are published (LIST_VOLUMES and
    * LIST_VOLUMES_PUBLISHED_NODES: the reconciler runs and says where an
-   * inherited PV's volume is); without it an inherited PV's volume is
-   * unpublished from every node our driver registered.
+   * inherited PV's volume is); without it nothing is inherited, as upstream
+   * keeps nothing across a restart (see PublicationRecovery).
    */
   readonly listsPublishedNodes: boolean;
   /** Where the Warning event goes when the node a volume may still be published to cannot be known. Default: no events. */
@@ -80,99 +76,79 @@ export interface CsiHandlerOptions {
 
 /**
  * CsiHandler attaches and detaches VAs through the driver's
- * ControllerPublishVolume/ControllerUnpublishVolume, releases the volumes of
- * VAs that vanished still carrying our finalizer, and owns the PV rule:
- * when our PV finalizer may go. It writes
- * nothing itself: VA writes go through the VolumeAttachmentWriter, PV writes
- * through the PersistentVolumeFinalizerWriter.
+ * ControllerPublishVolume/ControllerUnpublishVolume and owns the PV rule:
+ * when our PV finalizer may go. It makes every driver call about a volume
+ * on a node; which publishes that no VA names are released is the
+ * PublicationRecovery's decision, asked for in the PV sync. It writes
+ * nothing itself: VA writes go through the VolumeAttachmentWriter, PV
+ * writes through the PersistentVolumeFinalizerWriter.
  */
 export class CsiHandler implements Handler {
   private readonly writer: VolumeAttachmentWriter;
   private readonly vasByPv: VolumeAttachmentsByPv;
-  private readonly vanished: VanishedVolumeAttachments;
   private readonly lookups: PublicationLookups;
-  private readonly inherited: InheritedPublications;
-  /** A publish and the recovery of the same volume never interleave (see VolumeLocks). */
+  private readonly recovery: PublicationRecovery;
+  /** A publish and a recovery's unpublish of the same volume never interleave (see VolumeLocks). */
   private readonly volumeLocks = new VolumeLocks();
 
   constructor(private readonly options: CsiHandlerOptions) {
     this.writer = options.writer;
-    this.inherited = options.inherited;
     this.lookups = { pvs: options.pvs, csiNodes: options.csiNodes, driverName: options.driverName };
     this.vasByPv = new VolumeAttachmentsByPv(options.vas);
-    this.vanished = options.vanished;
+    const { driverName, vas, pvs, csiNodes, vanished, inherited, listsPublishedNodes, events, log } = options;
+    this.recovery = new PublicationRecovery({ driverName, lookups: this.lookups, vas, pvs, csiNodes, vasByPv: this.vasByPv, vanished, inherited, listsPublishedNodes, log, ...(events ? { events } : {}) });
+  }
+
+  start(): void {
+    this.recovery.start();
   }
 
   /**
-   * start records the PVs that carry our finalizer now, as the caches hold
-   * their first lists: a VA of ours may have named one of them and vanished
-   * while no replica watched, so their publishes are checked before our
-   * finalizer leaves them.
+   * syncVolumeAttachment attaches or detaches a VA the cache has. For a name
+   * the cache no longer has, it settles a VA that vanished still carrying
+   * our finalizer: one that named a PV is released by that PV's sync, under
+   * the volume's lock, so the PV is handed on for the PV queue; an inline
+   * one has no PV, so it is detached here from its last state, with nothing
+   * written (there is no VA left to write to).
    */
-  start(): void {
-    this.inherited.inherit(this.options.pvs.list(), this.options.driverName);
+  async syncVolumeAttachment(name: string, va: VolumeAttachment | undefined): Promise<string | undefined> {
+    const last = va === undefined ? this.vanishedUnder(name) : undefined;
+    const pvName = last?.spec.source.persistentVolumeName;
+    if (pvName) return pvName;
+    const subject = va ?? last;
+    if (subject === undefined) return undefined;
+    await this.syncCached(subject, { vanished: va === undefined });
+    if (va === undefined) this.options.vanished.forget(name);
+    return undefined;
   }
 
-  async syncVolumeAttachment(name: string, va: VolumeAttachment | undefined): Promise<string | undefined> {
-    if (va) {
-      await this.syncCached(va);
-      return undefined;
-    }
+  /** vanishedUnder answers the last state of a VA of ours that vanished under `name` still carrying our finalizer, if any. */
+  private vanishedUnder(name: string): VolumeAttachment | undefined {
     // A VA deleted between the reconciler's mark and its sync: the mark
     // must go with it, or the set keeps the name forever and a later VA of
     // the same name gets a forced sync it was never owed.
     this.options.forcedSyncs.take(name);
-    return this.releaseVanished(name);
+    const last = this.options.vanished.get(name);
+    if (!last) this.options.log.v(3).info("VolumeAttachment was deleted, ignoring", { va: name });
+    return last;
   }
 
-  /** syncCached attaches or detaches a VA the cache has, first releasing a vanished VA of the same name it does not take over. */
-  private async syncCached(va: VolumeAttachment): Promise<void> {
-    const { name } = va.metadata;
-    const log = this.options.log.with({ va: name });
+  /** syncCached attaches or detaches `va`: a cached VA, or the last state of a vanished one, which is only ever detached. */
+  private async syncCached(va: VolumeAttachment, { vanished }: { readonly vanished: boolean }): Promise<void> {
+    const log = this.options.log.with({ va: va.metadata.name });
     // Taken first on every sync, as upstream consumes it: a forced sync is
     // one sync, whatever that sync then decides.
-    const forced = this.options.forcedSyncs.take(name);
+    const forced = this.options.forcedSyncs.take(va.metadata.name);
     // As upstream's syncVA: a VA not being deleted is attached, one being deleted detached.
-    const attaching = !va.metadata.deletionTimestamp;
-    // A VA of the same name vanished with our finalizer on. This one takes
-    // its publish over when it stands for the same volume on the same node
-    // (the A/D controller names VAs after exactly that) and its own sync
-    // will publish it again (attach) or release it (detach with our
-    // finalizer on). Otherwise the vanished publish is released first.
-    const vanished = this.vanished.get(name);
-    const takesOver = vanished !== undefined && samePublication(vanished, va) && (attaching || carriesOurFinalizer(va, this.options.driverName));
-    if (vanished && !takesOver) await this.releaseVanished(name);
+    const attaching = !vanished && !va.metadata.deletionTimestamp;
     // Nothing to do for an attached VA, or for a deleted one without our
     // finalizer (detached), unless the reconciler forced this sync.
     if (!forced && (attaching ? va.status?.attached : !carriesOurFinalizer(va, this.options.driverName))) {
       log.v(4).info(attaching ? "VolumeAttachment is already attached" : "VolumeAttachment is already detached");
-    } else if (attaching) {
-      await this.attach(va, { forced, log });
-    } else {
-      await this.detach(va, { forced, log });
+      return;
     }
-    if (takesOver) this.vanished.forget(name);
-  }
-
-  /**
-   * releaseVanished unpublishes the volume of a VA the API no longer has,
-   * if it vanished still carrying our finalizer (there is no VA left to
-   * write an error to), and resolves with its PV, whose finalizer may now go.
-   */
-  private async releaseVanished(name: string): Promise<string | undefined> {
-    const vanished = this.vanished.get(name);
-    if (!vanished) {
-      this.options.log.v(3).info("VolumeAttachment was deleted, ignoring", { va: name });
-      return undefined;
-    }
-    const log = this.options.log.with({ va: name });
-    log.v(2).info("Detaching vanished VolumeAttachment");
-    const { nodeId } = resolvePublication(vanished, this.lookups, { remembered: true });
-    if (!nodeId.ok) this.reportUnknownNode(vanished.spec.source.persistentVolumeName ?? undefined, `VolumeAttachment ${name} vanished and its node ID cannot be told: ${errorMessage(nodeId.error)}`);
-    await this.unpublish(vanished);
-    this.vanished.forget(name);
-    log.v(2).info("Detached");
-    return vanished.spec.source.persistentVolumeName ?? undefined;
+    if (attaching) await this.attach(va, { forced, log });
+    else await this.detach(va, { forced, log, vanished });
   }
 
   private async attach(va: VolumeAttachment, { forced, log }: SyncContext): Promise<void> {
@@ -190,9 +166,18 @@ export class CsiHandler implements Handler {
       const source = await this.attachSourceOf(publication.volume);
       const request = await this.publishRequestFor(source, publication.nodeId);
       current = await this.writer.ensureFinalizerAndNodeId(current, request.nodeId);
+      const written = current;
       // The VA is in the cache, so a recovery that takes the lock after this
       // publish sees it; one that holds the lock now finishes its unpublish first.
-      publishContext = await this.volumeLocks.withLock(source.csi.volumeHandle, () => this.options.csi.controllerPublish(request, this.options.timeoutMs, { migrated: source.migrated }));
+      publishContext = await this.volumeLocks.withLock(source.csi.volumeHandle, () => {
+        // kube-apiserver's DELETE can remove a VA just after our finalizer
+        // went on (kubernetes#77988): a publish for a VA the cache no longer
+        // has would be one nobody asked for. Its vanished sync unpublishes
+        // whatever an earlier attempt may have published.
+        const cached = this.options.vas.get(written.metadata.name);
+        if (cached === undefined || cached.metadata.uid !== written.metadata.uid) throw new Error(`VolumeAttachment ${JSON.stringify(written.metadata.name)} was deleted before it was published`);
+        return this.options.csi.controllerPublish(request, this.options.timeoutMs, { migrated: source.migrated });
+      });
     } catch (e: unknown) {
       await this.saveError(() => this.writer.saveAttachError(current, e), log);
       throw e;
@@ -201,14 +186,15 @@ export class CsiHandler implements Handler {
     await this.writer.markAttached(current, publishContext);
   }
 
-  private async detach(va: VolumeAttachment, { forced, log }: SyncContext): Promise<void> {
-    log.v(2).info("Detaching", forced ? { forced } : {});
+  /** detach unpublishes the VA's volume and marks it detached; a vanished VA's is only unpublished, as nothing is left to mark. */
+  private async detach(va: VolumeAttachment, { forced, log, vanished }: SyncContext & { readonly vanished: boolean }): Promise<void> {
+    log.v(2).info(vanished ? "Detaching vanished VolumeAttachment" : "Detaching", forced ? { forced } : {});
     try {
       await this.unpublish(va);
       log.v(2).info("Detached");
-      await this.writer.markDetached(va);
+      if (!vanished) await this.writer.markDetached(va);
     } catch (e: unknown) {
-      await this.saveError(() => this.writer.saveDetachError(va, e), log);
+      if (!vanished) await this.saveError(() => this.writer.saveDetachError(va, e), log);
       throw e;
     }
   }
@@ -267,87 +253,49 @@ export class CsiHandler implements Handler {
   }
 
   /**
-   * syncPersistentVolume first unpublishes the volume from the node IDs the
-   * reconciler found it published on with no VA of ours there, then removes
-   * our finalizer from a PV that no longer needs it (see pvNeedsSync) and
-   * that no VA names, unless a publish of it may be left that this replica
-   * did not see end (see InheritedPublications and pvReleaseStep).
+   * syncPersistentVolume first releases what the recovery says is owed of
+   * the PV's volume (a vanished VA's publish, the reconciler's marks), then
+   * removes our finalizer from a PV that no longer needs it (see
+   * pvNeedsSync) and that no VA names, unless the recovery keeps it.
    */
   async syncPersistentVolume(pv: PersistentVolume): Promise<void> {
     const name = pv.metadata.name;
     const log = this.options.log.with({ pv: name });
-    const orphans = this.inherited.orphansOf(name);
-    if (orphans !== undefined) {
-      await this.unpublishUnnamed(pv, orphans, log);
-      this.inherited.orphansReleased(name);
-    }
+    if (this.recovery.owesOn(name)) await this.releaseUnnamed(pv, log);
     if (!pvNeedsSync(pv, this.options.driverName)) return;
     // A vanished VA still owes its unpublish, which needs this PV.
-    const [user] = [...this.vasByPv.vasUsing(name), ...this.vanished.namingPv(name)];
+    const [user] = [...this.vasByPv.vasUsing(name), ...this.recovery.vanishedNaming(name)];
     if (user !== undefined) {
       log.v(4).info("PersistentVolume still used by a VolumeAttachment", { va: user });
       return;
     }
-    // Only a PV being deleted: a live one that lost us to a rolled-back CSI
-    // migration is attached by the in-tree plugin now, with no VA, and
-    // unpublishing it here would detach the very disk it uses.
-    const step = pvReleaseStep(pv.metadata.deletionTimestamp ? this.inherited.isInherited(name) : false, this.options.listsPublishedNodes);
-    if (step === "wait") {
+    if (this.recovery.keepsFinalizer(pv)) {
       log.v(4).info("PersistentVolume carried our finalizer before this replica led; keeping it until ListVolumes shows where its volume is published");
       return;
-    }
-    if (step === "unpublish-registered") {
-      const registered = registeredNodeIds(this.options.csiNodes.list(), this.options.driverName);
-      if (registered.length === 0) {
-        const why = `PersistentVolume ${name} carried our finalizer before this replica led, the driver cannot list where its volume is published, and no CSINode registers the driver`;
-        this.reportUnknownNode(name, why);
-        throw new Error(why);
-      }
-      await this.unpublishUnnamed(pv, registered, log);
-      this.inherited.checked(name);
     }
     if (await this.options.pvWriter.removeFinalizer(pv)) log.v(2).info("Removed finalizer from PersistentVolume");
   }
 
   /**
-   * unpublishUnnamed unpublishes the PV's volume from each of `candidates`
-   * that no VA of ours names, under the volume's lock and with the VAs read
-   * again once it is held: a VA that appeared meanwhile keeps its node, and
-   * its publish waits for this recovery to finish, so the volume ends
-   * published under it. Upstream's rule holds: only a volume a PV of ours
-   * names is ever unpublished without a VA.
+   * releaseUnnamed unpublishes the PV's volume from the nodes the recovery
+   * plans, holding the volume's lock from the plan to the last call: the
+   * plan reads the VAs once the lock is held, so a VA that appeared
+   * meanwhile keeps its node, and its publish waits for this to finish, so
+   * the volume ends published under it. Upstream's rule holds: only a
+   * volume a PV of ours names is ever unpublished without a VA.
    */
-  private async unpublishUnnamed(pv: PersistentVolume, candidates: readonly string[], log: Logger): Promise<void> {
+  private async releaseUnnamed(pv: PersistentVolume, log: Logger): Promise<void> {
     const { csi, migrated } = resolvedOrThrow(resolvePersistentVolume(pv));
     const volumeId = csi.volumeHandle;
     await this.volumeLocks.withLock(volumeId, async () => {
-      const ours = this.vasByPv.vasUsing(pv.metadata.name).flatMap((vaName) => {
-        const va = this.options.vas.get(vaName);
-        return va?.spec.attacher === this.options.driverName ? [va] : [];
-      });
-      const targets = unnamedNodeIds(candidates, nodeIdsNamedBy(ours, this.options.csiNodes, this.options.driverName));
-      if (targets.length === 0) return;
-      const secrets = await this.publishSecrets(csi);
-      for (const nodeId of targets) {
+      const plan = this.recovery.planFor(pv);
+      const secrets = plan.nodeIds.length === 0 ? {} : await this.publishSecrets(csi);
+      for (const nodeId of plan.nodeIds) {
         log.v(2).info("Unpublishing a volume that no VolumeAttachment names on this node", { volume: volumeId, nodeId });
         await this.options.csi.controllerUnpublish({ volumeId, nodeId, secrets }, this.options.timeoutMs, { migrated });
       }
+      this.recovery.settled(plan);
     });
-  }
-
-  /**
-   * reportUnknownNode says, as an error line and a Warning event on the PV,
-   * that a volume may still be published to a node the attacher cannot
-   * name, so our finalizer stays on its PV until an operator checks.
-   */
-  private reportUnknownNode(pvName: string | undefined, why: string): void {
-    const pv = pvName === undefined ? undefined : this.options.pvs.get(pvName);
-    const resolved = pv === undefined ? undefined : resolvePersistentVolume(pv);
-    const volume = resolved?.ok ? resolved.volume.csi.volumeHandle : "(unknown)";
-    const finalizer = finalizerName(this.options.driverName);
-    const check = `check on the storage backend that volume ${volume} is published to no node that no VolumeAttachment names, then remove finalizer ${finalizer} from PersistentVolume ${pvName ?? "(none)"}`;
-    this.options.log.error("Volume may still be published to a node that cannot be known; keeping our finalizer on its PersistentVolume", { pv: pvName, volume, reason: why, check });
-    if (pv) this.options.events?.warning(objectReference("PersistentVolume", "v1", pv.metadata), "UnpublishNodeUnknown", `${why}; ${check}`);
   }
 
   private async publishSecrets(csi: CsiPersistentVolumeSource): Promise<Record<string, string>> {
@@ -380,9 +328,4 @@ export class CsiHandler implements Handler {
 function resolvedOrThrow(resolution: VolumeResolution): ResolvedVolume {
   if (!resolution.ok) throw resolution.error;
   return resolution.volume;
-}
-
-/** samePublication: both VAs stand for the same volume on the same node. */
-function samePublication(a: VolumeAttachment, b: VolumeAttachment): boolean {
-  return a.spec.nodeName === b.spec.nodeName && JSON.stringify(a.spec.source) === JSON.stringify(b.spec.source);
 }

@@ -7,14 +7,15 @@ import { carriesOurFinalizer } from "./our-finalizer";
  * deleted while it still carried our finalizer (kubernetes#77988) while no
  * replica was watching leaves its volume published with no VA to say so.
  *
- * - `inherited`: the PVs that carried our finalizer when this replica's
- *   caches first synced as leader. A VA that named one of them may have
- *   vanished before this replica watched; for any other PV this replica
- *   saw every VA of ours that named it come and go (a vanish it saw is
+ * - `inherited`: with a driver that lists where volumes are published, the
+ *   PVs that carried our finalizer when this replica's caches first synced
+ *   as leader. A VA that named one of them may have vanished before this
+ *   replica watched; for any other PV this replica saw every VA of ours
+ *   that named it come and go (a vanish it saw is
  *   VanishedVolumeAttachments' work). A PV leaves the set once a complete
- *   ListVolumes showed where its volume is published (the reconciler), or
- *   once it was unpublished from every node our driver registered (drivers
- *   that cannot list published nodes).
+ *   ListVolumes showed where its volume is published (the reconciler).
+ *   With a driver that cannot list, nothing is inherited: nothing could
+ *   tell such a PV from any detached one (see PublicationRecovery).
  * - `orphans`: node IDs the reconciler's ListVolumes showed a PV's volume
  *   published on while no VA of ours named that volume there; the PV sync
  *   unpublishes them (after checking again) and clears them.

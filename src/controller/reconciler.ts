@@ -13,7 +13,7 @@ import type { InheritedPublications } from "./inherited-publications";
 import { pvNeedsSync } from "./pv-needs-sync";
 import { isSettled } from "./settled-volume-attachment";
 import { nodeIdsNamedBy, unnamedNodeIds } from "./unnamed-publications";
-import { listedVolumeHandle, resolvePublication, type ResolutionStep } from "./volume-resolution";
+import { listedVolumeHandle, resolvePublication, type ResolutionStep } from "./publication-resolution";
 
 /** VolumeLister is the one driver call the reconciler needs (CsiClient.forEachPublishedVolume). */
 export interface VolumeLister {
@@ -50,7 +50,7 @@ export interface ReconcilerOptions {
   readonly periodMs: number;
   /** ListVolumes page size (--max-entries; 0 = the driver's choice). */
   readonly maxEntries: number;
-  /** Bound on all ListVolumes pages of one pass together (--timeout; default 15s). */
+  /** Bound on each ListVolumes page of a pass (--timeout; default 15s). */
   readonly timeoutMs: number;
   readonly log: Logger;
   /** Time source of the wait between passes; default the real clock. */

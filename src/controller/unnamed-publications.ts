@@ -1,7 +1,7 @@
-import { nodeIdOf, type CsiNode } from "../kube/objects/csi-node";
+import { nodeIdOf } from "../kube/objects/csi-node";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
 import { nodeIdAnnotation } from "./driver-names";
-import type { CsiNodeLookup } from "./node-id";
+import type { CsiNodeLookup } from "./publication-resolution";
 
 /**
  * The rules for a publish no VA of ours names any more (its VA vanished in
@@ -40,35 +40,4 @@ export function nodeIdsNamedBy(vas: Iterable<VolumeAttachment>, csiNodes: CsiNod
 export function unnamedNodeIds(candidates: Iterable<string>, named: ReadonlySet<string> | undefined): string[] {
   if (named === undefined) return [];
   return [...new Set(candidates)].filter((nodeId) => !named.has(nodeId)).sort();
-}
-
-/**
- * registeredNodeIds lists every node ID our driver registered in a CSINode.
- * The attacher publishes only to those (attach never takes a node ID from
- * anywhere else), so for a driver that cannot list where a volume is
- * published they are every node a publish of ours can have gone to, as long
- * as the node has not left since.
- */
-export function registeredNodeIds(csiNodes: Iterable<CsiNode>, driverName: string): string[] {
-  const ids: string[] = [];
-  for (const csiNode of csiNodes) {
-    const id = nodeIdOf(csiNode, driverName);
-    if (id !== undefined) ids.push(id);
-  }
-  return ids;
-}
-
-/**
- * PvReleaseStep is what the PV sync does before our finalizer may leave a PV
- * that no VA names: `remove` it; `wait` (keep it) while the PV is inherited
- * and the reconciler's first complete ListVolumes has not said where its
- * volume is published; or `unpublish-registered`, from every node ID our
- * driver registered, when it is inherited and the driver cannot list.
- */
-export type PvReleaseStep = "remove" | "wait" | "unpublish-registered";
-
-/** pvReleaseStep decides the step for a PV no VA names (see PvReleaseStep). */
-export function pvReleaseStep(inherited: boolean, listsPublishedNodes: boolean): PvReleaseStep {
-  if (!inherited) return "remove";
-  return listsPublishedNodes ? "wait" : "unpublish-registered";
 }

@@ -17,14 +17,16 @@ export interface VanishedVolumeAttachmentsOptions {
  * hard-delete an object whose finalizer was added concurrently
  * (kubernetes/kubernetes#77988, still open in v1.36): the VA is gone while
  * its volume is, or is about to be, published. Upstream's attacher then
- * leaks the publish; the CSI handler unpublishes from the state kept here. A
+ * leaks the publish; the CSI handler unpublishes from the state kept here,
+ * in the sync of the VA's PV (or, for an inline volume, of its own name). A
  * VA also lands here when a relist finds it gone while our cache still
  * showed our finalizer; unpublishing is idempotent, so a second unpublish of
  * a volume already released costs one call.
  *
  * Invariant: an entry is added only by `note` (the attach controller, on a
  * DELETED event) and removed only by `forget` (the CSI handler, once the
- * volume is unpublished or a new VA of the same name took the publish over).
+ * volume is unpublished or a VA of ours on the same node took the publish
+ * over; see PublicationRecovery).
  * Entries are few (each is a race lost), so finding the ones naming a PV
  * scans them all.
  */

@@ -1,4 +1,4 @@
-import { Code, createClient, createContextValues, type Client, type ContextValues, type Transport } from "@connectrpc/connect";
+import { createClient, createContextValues, type Client, type ContextValues, type Transport } from "@connectrpc/connect";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   Controller,
@@ -95,23 +95,22 @@ export class CsiClient {
    * published node IDs to `onVolume` as its page arrives: a caller that
    * keeps only the volumes it cares about holds one page at a time, not the
    * driver's whole listing (100,000 volumes, or a backend shared with other
-   * clusters). One `timeoutMs` bounds all the pages together, as upstream's
-   * single context does, so a driver that keeps handing out tokens cannot
-   * hold the reconciler forever; `signal` ends the listing early, on
+   * clusters). Each page has its own `timeoutMs`: a backend whose pages
+   * together take longer than one --timeout (tens of thousands of volumes)
+   * must still complete a pass, which upstream's single deadline for the
+   * whole listing never lets it do. `signal` ends the listing early, on
    * shutdown. A volume listed twice is handed over twice, in listing order.
    */
   async forEachPublishedVolume(maxEntries: number, timeoutMs: number, onVolume: (volumeId: string, nodeIds: readonly string[]) => void, signal?: AbortSignal): Promise<void> {
-    const deadline = performance.now() + timeoutMs;
     let startingToken = "";
     do {
-      // Whole milliseconds: the Connect timeout header takes no fraction.
-      const remainingMs = Math.floor(deadline - performance.now());
-      // Go's context expires between pages too, with the same words.
-      if (remainingMs <= 0) throw new CsiCallError(Code.DeadlineExceeded, "context deadline exceeded");
-      const response = await call(remainingMs, (options) => this.controller.listVolumes({ maxEntries, startingToken }, { ...options, ...(signal ? { signal } : {}) }));
+      const response = await call(timeoutMs, (options) => this.controller.listVolumes({ maxEntries, startingToken }, { ...options, ...(signal ? { signal } : {}) }));
       for (const entry of response.entries) {
         if (entry.volume) onVolume(entry.volume.volumeId, entry.status?.publishedNodeIds ?? []);
       }
+      // With a deadline per page, only this stops a driver that answers
+      // every page with the token it was given from looping until shutdown.
+      if (response.nextToken !== "" && response.nextToken === startingToken) throw new Error(`ListVolumes answered starting_token ${JSON.stringify(startingToken)} with the same next_token: the listing would never end`);
       startingToken = response.nextToken;
     } while (startingToken !== "");
   }

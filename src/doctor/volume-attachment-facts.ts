@@ -1,5 +1,5 @@
-import type { CsiNodeLookup } from "../controller/node-id";
-import { listedVolumeHandle, resolvePublication, type PersistentVolumeLookup, type VolumeResolution } from "../controller/volume-resolution";
+import type { CsiNodeLookup } from "../controller/publication-resolution";
+import { listedVolumeHandle, resolvePublication, type PersistentVolumeLookup, type VolumeResolution } from "../controller/publication-resolution";
 import { errorMessage } from "../util/error-message";
 import type { VolumeAttachmentFacts } from "./assess-volume-attachment";
 import type { TimestampedVolumeAttachment } from "./timestamped-volume-attachment";

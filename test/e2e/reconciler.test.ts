@@ -111,6 +111,31 @@ describe("reconciler", () => {
     await admin.patch(paths.volumeAttachment("lingering"), { metadata: { finalizers: null } });
     await waitForVa("lingering", (va) => va === null);
   });
+
+  it("completes a pass whose ListVolumes pages together outlast --timeout, since each page has its own", async () => {
+    await createVolumeAttachment("slow-pages");
+    await waitForVa("slow-pages", (va) => va?.status?.attached === true);
+    // Seven volumes or more by now at two a page: four pages of 2 s each
+    // under --timeout=5s. One deadline for the whole pass never completes it.
+    await setup.driver.control.script("ListVolumes", [{ delayMs: 2_000, always: true }]);
+    const listedBefore = (await setup.driver.control.calls("ListVolumes")).length;
+    await setup.driver.control.forgetPublication({ volumeId: "vol-slow-pages", nodeId });
+    try {
+      await setup.driver.control.waitFor("vol-slow-pages published again", { timeoutMs: 60_000, intervalMs: 200 }, async () => ((await setup.driver.control.published())["vol-slow-pages"]?.includes(nodeId) ? true : undefined));
+    } finally {
+      await setup.driver.control.script("ListVolumes", []);
+    }
+    const slowPass = (await setup.driver.control.calls("ListVolumes")).slice(listedBefore);
+    const firstPage = slowPass.findIndex((call) => call.request["startingToken"] === undefined);
+    const nextPass = slowPass.findIndex((call, index) => index > firstPage && call.request["startingToken"] === undefined);
+    const pages = slowPass.slice(firstPage, nextPass === -1 ? undefined : nextPass);
+    const passMs = Date.parse(pages.at(-1)?.finishedAt ?? "") - Date.parse(pages[0]?.startedAt ?? "");
+    expect({ codes: pages.map((call) => call.code), longerThanTimeout: passMs > 5_000, enoughPages: pages.length >= 3 }).toEqual({
+      codes: pages.map(() => "OK"),
+      longerThanTimeout: true,
+      enoughPages: true,
+    });
+  });
 });
 
 describe("reconciler off", () => {

@@ -25,8 +25,8 @@ export interface FakeDriverSetupOptions {
   readonly nodes?: readonly string[];
   /** Flags for the attacher besides --kubeconfig and --csi-address. */
   readonly attacherArgs?: readonly string[];
-  /** Which binary runs, and how: another CPU's binary under QEMU, with longer to start. Default dist/csi-attacher. */
-  readonly attacherCommand?: Pick<AttacherOptions, "binary" | "wrapper" | "syncTimeoutMs">;
+  /** Which binary runs, and how: another CPU's binary under QEMU, with longer to start; under its own hostname, as a leader-election replica. Default dist/csi-attacher on this host. */
+  readonly attacherCommand?: Pick<AttacherOptions, "binary" | "wrapper" | "syncTimeoutMs" | "hostname">;
 }
 
 /**

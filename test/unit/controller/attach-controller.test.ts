@@ -63,14 +63,18 @@ describe("attach controller routing", () => {
     });
   });
 
-  it("queues a deleted VA again when it vanished still carrying our finalizer, so it still owes an unpublish", async () => {
+  it("hands a VA that vanished still carrying our finalizer to its PV's sync, and an inline one to its own name's, so its volume is released", async () => {
     const { vas, vaQueue, pvQueue, drain } = ground();
+    const inline = (name: string) =>
+      parseVolumeAttachment({ metadata: { name, resourceVersion: "1", finalizers: [finalizer] }, spec: { attacher: "d", nodeName: "n", source: { inlineVolumeSpec: { csi: { driver: "d", volumeHandle: "vol" } } } }, status: { attached: true } });
     vas.upsert(va("owed-a", "1", { attached: true }, { finalizers: [finalizer] }));
+    vas.upsert(inline("owed-inline"));
     vas.upsert(va("b", "1"));
     await drain(vaQueue);
     vas.remove(va("owed-a", "1", { attached: true }, { finalizers: [finalizer] }));
+    vas.remove(inline("owed-inline"));
     vas.remove(va("b", "1"));
-    expect({ vaQueue: await drain(vaQueue), pvQueue: await drain(pvQueue) }).toEqual({ vaQueue: ["owed-a"], pvQueue: ["pv-owed-a", "pv-b"] });
+    expect({ vaQueue: await drain(vaQueue), pvQueue: await drain(pvQueue) }).toEqual({ vaQueue: ["owed-inline"], pvQueue: ["pv-owed-a", "pv-b"] });
   });
 
   it("queues only the PV events that may need our finalizer removed (pvNeedsSync)", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
 import { InheritedPublications } from "../../../src/controller/inherited-publications";
-import { nodeIdsNamedBy, pvReleaseStep, registeredNodeIds, unnamedNodeIds } from "../../../src/controller/unnamed-publications";
+import { nodeIdsNamedBy, unnamedNodeIds } from "../../../src/controller/unnamed-publications";
 import { VolumeLocks } from "../../../src/controller/volume-locks";
 import { parseCsiNode } from "../../../src/kube/objects/csi-node";
 import { parsePersistentVolume } from "../../../src/kube/objects/persistent-volume";
@@ -51,25 +51,6 @@ describe("which nodes a VA of ours names", () => {
 describe("which nodes a recovery unpublishes from", () => {
   it("takes every candidate no VA of ours names, each once, sorted", () => {
     expect(unnamedNodeIds(["id-c", "id-a", "id-b", "id-c"], new Set(["id-b"]))).toEqual(["id-a", "id-c"]);
-  });
-
-  it("without a listing, takes every node ID our driver registered, and no CSINode's entry for another driver", () => {
-    const nodes = [
-      parseCsiNode({ metadata: { name: "a", resourceVersion: "1" }, spec: { drivers: [{ name: driver, nodeID: "id-a" }] } }),
-      parseCsiNode({ metadata: { name: "b", resourceVersion: "1" }, spec: { drivers: [{ name: "other.csi", nodeID: "other-b" }] } }),
-      parseCsiNode({ metadata: { name: "c", resourceVersion: "1" }, spec: { drivers: [{ name: driver, nodeID: "id-c" }] } }),
-    ];
-    expect(registeredNodeIds(nodes, driver)).toEqual(["id-a", "id-c"]);
-  });
-});
-
-describe("when our finalizer may leave a PV no VA names", () => {
-  it("leaves at once unless the PV was inherited; an inherited one waits for a listing, or is first unpublished from every registered node", () => {
-    expect({
-      seenByThisLeader: [pvReleaseStep(false, true), pvReleaseStep(false, false)],
-      inheritedListing: pvReleaseStep(true, true),
-      inheritedNoListing: pvReleaseStep(true, false),
-    }).toEqual({ seenByThisLeader: ["remove", "remove"], inheritedListing: "wait", inheritedNoListing: "unpublish-registered" });
   });
 });
 

@@ -6,7 +6,8 @@ import { nodeIdAnnotation, vaJson, pvJson, csiNode1, publishOfPv1, removingOurPv
 
 /**
  * VAs that vanished still carrying our finalizer: noted by the attach
- * controller, released by the CSI handler. The same rule runs end to end in
+ * controller, released by the CSI handler in their PV's sync (an inline
+ * one in its own name's sync). The same rule runs end to end in
  * test/e2e/detach-rules (a VA deleted straight from etcd).
  */
 
@@ -15,32 +16,30 @@ describe("a VA that vanished still carrying our finalizer (kubernetes#77988)", (
   const unpublishOfPv1: Call = { csi: "ControllerUnpublishVolume", request: { volumeId: "vol-pv1", nodeId: "node1-id" } };
   const deletingPv = () => pvJson("pv1", { metadata: { deletionTimestamp: "2026-11-22T09:30:00Z", finalizers: [finalizer] } });
 
-  it("is unpublished from its last state, and its PV keeps our finalizer until then", async () => {
+  it("is unpublished from its last state by its PV's sync, before our finalizer leaves the PV; its own name's sync only hands the PV on", async () => {
     const ground = createHandlerGround({ vas: [vanishedVa()], pvs: [deletingPv()], csiNodes: [csiNode1] });
-    const gone = ground.vanish("va1");
-    const owed = ground.vanished.note(gone);
-    await ground.handler.syncPersistentVolume(ground.pv("pv1"));
-    const beforeUnpublish = [...ground.calls];
-    const releasedPv = await ground.sync("va1");
+    const owed = ground.vanished.note(ground.vanish("va1"));
+    const handedOn = await ground.sync("va1");
+    const beforePvSync = [...ground.calls];
     await ground.handler.syncPersistentVolume(ground.pv("pv1"));
     const again = await ground.sync("va1");
-    expect({ owed, beforeUnpublish, releasedPv, calls: ground.calls, again }).toEqual({
+    expect({ owed, handedOn, beforePvSync, calls: ground.calls, again }).toEqual({
       owed: true,
-      beforeUnpublish: [],
-      releasedPv: "pv1",
+      handedOn: "pv1",
+      beforePvSync: [],
       calls: [unpublishOfPv1, removingOurPvFinalizerAt(0)],
       again: undefined,
     });
   });
 
-  it("stays owed after a failed unpublish, and is retried", async () => {
-    const ground = createHandlerGround({ vas: [vanishedVa()], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1] });
-    const gone = ground.vanish("va1");
-    ground.vanished.note(gone);
+  it("stays owed after a failed unpublish, keeping our finalizer on its PV, and is retried", async () => {
+    const ground = createHandlerGround({ vas: [vanishedVa()], pvs: [deletingPv()], csiNodes: [csiNode1] });
+    ground.vanished.note(ground.vanish("va1"));
     ground.script("ControllerUnpublishVolume", { code: Code.Unavailable, message: "driver restarting" });
-    await expect(ground.sync("va1")).rejects.toThrow("driver restarting");
-    expect(await ground.sync("va1")).toBe("pv1");
-    expect(ground.calls).toEqual([unpublishOfPv1, unpublishOfPv1]);
+    await expect(ground.handler.syncPersistentVolume(ground.pv("pv1"))).rejects.toThrow("driver restarting");
+    const owedAfterFailure = ground.vanished.get("va1") !== undefined;
+    await ground.handler.syncPersistentVolume(ground.pv("pv1"));
+    expect({ owedAfterFailure, calls: ground.calls }).toEqual({ owedAfterFailure: true, calls: [unpublishOfPv1, unpublishOfPv1, removingOurPvFinalizerAt(0)] });
   });
 
   it("owes nothing when it was never ours to detach, belongs to another attacher, or ended the normal way", () => {
@@ -53,26 +52,37 @@ describe("a VA that vanished still carrying our finalizer (kubernetes#77988)", (
     expect([withoutFinalizer, foreign, detachedNormally].map((va) => ground.vanished.note(va))).toEqual([false, false, false]);
   });
 
-  it("is taken over by a new VA of the same name for the same volume and node, which publishes it again", async () => {
+  it("is taken over by a new VA of ours for the same volume on the same node, which publishes it again: no unpublish", async () => {
     const ground = createHandlerGround({ vas: [vanishedVa()], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1] });
-    const gone = ground.vanish("va1");
-    ground.vanished.note(gone);
+    ground.vanished.note(ground.vanish("va1"));
     ground.addVa(vaJson("va1", { metadata: { resourceVersion: "200" } }));
+    await ground.handler.syncPersistentVolume(ground.pv("pv1"));
     await ground.sync("va1");
-    ground.calls.length = 0;
-    // Taken over: nothing is kept of the vanished VA, so a sync of the name once it is gone owes nothing.
-    expect({ kept: ground.vanished.get("va1"), released: await ground.handler.syncVolumeAttachment("va1", undefined) }).toEqual({ kept: undefined, released: undefined });
-    expect(ground.calls).toEqual([]);
+    const driverCalls: Call[] = ground.calls.filter((call) => "csi" in call);
+    expect({ kept: ground.vanished.get("va1"), driverCalls }).toEqual({ kept: undefined, driverCalls: [publishOfPv1] });
   });
 
-  it("is unpublished before a new VA of the same name that stands for another node is attached", async () => {
+  it("is unpublished from its node although a new VA of the same name stands for the volume on another node", async () => {
     const csiNode2 = { metadata: { name: "node2", resourceVersion: "1" }, spec: { drivers: [{ name: driverName, nodeID: "node2-id" }] } };
     const ground = createHandlerGround({ vas: [vanishedVa()], pvs: [pvJson("pv1", { metadata: { finalizers: [finalizer] } })], csiNodes: [csiNode1, csiNode2] });
-    const gone = ground.vanish("va1");
-    ground.vanished.note(gone);
+    ground.vanished.note(ground.vanish("va1"));
     ground.addVa(vaJson("va1", { node: "node2", metadata: { resourceVersion: "200" } }));
+    await ground.handler.syncPersistentVolume(ground.pv("pv1"));
     await ground.sync("va1");
     const driverCalls: Call[] = ground.calls.filter((call) => "csi" in call);
     expect(driverCalls).toEqual([unpublishOfPv1, { ...publishOfPv1, request: { ...(publishOfPv1 as { request: object }).request, nodeId: "node2-id" } }]);
+  });
+
+  it("with an inline volume (no PV), is unpublished by its own name's sync", async () => {
+    const inline = { csi: { driver: driverName, volumeHandle: "vol-inline" }, accessModes: ["ReadWriteOnce"] };
+    const ground = createHandlerGround({ vas: [vaJson("va1", { inline, metadata: { finalizers: [finalizer] }, status: { attached: true } })], csiNodes: [csiNode1] });
+    const owed = ground.vanished.note(ground.vanish("va1"));
+    const released = await ground.sync("va1");
+    expect({ owed, released, calls: ground.calls, kept: ground.vanished.get("va1") }).toEqual({
+      owed: true,
+      released: undefined,
+      calls: [{ csi: "ControllerUnpublishVolume", request: { volumeId: "vol-inline", nodeId: "node1-id" } }],
+      kept: undefined,
+    });
   });
 });

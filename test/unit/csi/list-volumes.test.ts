@@ -5,7 +5,7 @@ import { Controller, ListVolumesResponseSchema, type ListVolumesResponse } from 
 import { CsiClient } from "../../../src/csi/csi-client";
 
 /** clientAnswering serves ListVolumes by handing each starting token to `page`. */
-function clientAnswering(page: (startingToken: string) => ListVolumesResponse): CsiClient {
+function clientAnswering(page: (startingToken: string) => ListVolumesResponse | Promise<ListVolumesResponse>): CsiClient {
   const transport = createRouterTransport(({ service }) => {
     service(Controller, { listVolumes: (request) => page(request.startingToken) });
   });
@@ -38,9 +38,26 @@ describe("listVolumes", () => {
     expect(events).toEqual(["page first", "vol-0", "page t1", "vol-t1"]);
   });
 
-  it("gives up with Go's deadline words when the pages together outlast the timeout", async () => {
-    // A driver that never stops handing out tokens.
-    const client = clientAnswering(() => create(ListVolumesResponseSchema, { nextToken: "again" }));
+  it("gives each page its own timeout, so a listing whose pages together outlast one timeout completes", async () => {
+    const client = clientAnswering(async (token) => {
+      await Bun.sleep(60);
+      const next = { "": "t1", t1: "t2", t2: "" }[token] ?? "";
+      return create(ListVolumesResponseSchema, { entries: [{ volume: { volumeId: `vol-${token || "0"}` } }], nextToken: next });
+    });
+    // Three pages of 60 ms each under a 150 ms timeout: 180 ms in all.
+    expect([...(await client.listVolumes(1, 150)).keys()]).toEqual(["vol-0", "vol-t1", "vol-t2"]);
+  });
+
+  it("fails with Go's deadline words when one page outlasts the timeout", async () => {
+    const client = clientAnswering(async (token) => {
+      if (token === "t1") await Bun.sleep(500);
+      return create(ListVolumesResponseSchema, { entries: [], nextToken: token === "" ? "t1" : "" });
+    });
     await expect(client.listVolumes(1, 50)).rejects.toThrow("rpc error: code = DeadlineExceeded desc = context deadline exceeded");
+  });
+
+  it("gives up on a driver that answers a page with the token it was given, which would never end the listing", async () => {
+    const client = clientAnswering(() => create(ListVolumesResponseSchema, { nextToken: "again" }));
+    await expect(client.listVolumes(1, 5_000)).rejects.toThrow('ListVolumes answered starting_token "again" with the same next_token: the listing would never end');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { listedVolumeHandle, resolvePublication, type VolumeResolution } from "../../../src/controller/volume-resolution";
+import { listedVolumeHandle, resolvePublication, type VolumeResolution } from "../../../src/controller/publication-resolution";
 import { isNotFound } from "../../../src/kube/errors";
 import type { CsiNode } from "../../../src/kube/objects/csi-node";
 import { parsePersistentVolume, type PersistentVolume } from "../../../src/kube/objects/persistent-volume";
