@@ -129,6 +129,14 @@ const unpublishedBeforeGoneName =
 /** How long after a VA's deletion a live replica's watch surely showed it; an attacher that ended later had seen it. */
 const watchSeesDeletionWithinMs = 10_000;
 
+/**
+ * How far the suite's etcd watch may lag behind an attacher that acts on
+ * the same change: the history's times are when the suite received each
+ * change, and an attacher that saw it through kube-apiserver may have
+ * called the driver a few ms before that.
+ */
+const historyLagMs = 1_000;
+
 /** checkInvariants judges the evidence against every promise and returns one result per promise. */
 export function checkInvariants(evidence: Evidence): InvariantResult[] {
   const j = judge(evidence);
@@ -298,7 +306,7 @@ function judgeUnpublishes({ evidence, lives, volume, calls }: Judge): { judged: 
       const allowedFor = allowance.get(key);
       allowance.delete(key);
       const vas = vasOf.get(key) ?? [];
-      const detachOf = allowedFor === undefined ? vas.find((life) => life.markedAtMs !== undefined && life.markedAtMs <= unpublish.finishedAtMs)?.name : undefined;
+      const detachOf = allowedFor === undefined ? vas.find((life) => life.markedAtMs !== undefined && life.markedAtMs - historyLagMs <= unpublish.finishedAtMs)?.name : undefined;
       const why = allowedFor !== undefined ? "; allowed: the delete race took it" : detachOf !== undefined ? "; its detach" : "";
       strays.push({
         description: `${volumeId} unpublished from ${unpublish.nodeId} at ${new Date(unpublish.finishedAtMs).toISOString()}, where the driver never had it published (${vas.length === 0 ? "no VA of ours named that node" : `VA ${vas.map((life) => life.name).join(", ")}`}${why})`,

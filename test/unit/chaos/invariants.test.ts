@@ -183,13 +183,15 @@ describe("chaos call counts", () => {
   });
 
   it("counts an unpublish with no earlier publish of the same volume on the same node as stray, and one on no VA's node or before its VA was marked for deletion as beyond the rule", () => {
+    // The VA is marked for deletion at 5,030 here: an unpublish at 15 came long before its detach.
     const evidence = goodLife();
+    const history = evidence.history.map((entry) => (entry.receivedAtMs >= 30 ? { ...entry, receivedAtMs: entry.receivedAtMs + 5_000 } : entry));
     const journal = [call("ControllerUnpublishVolume", "vol-1", 15), ...evidence.journal, call("ControllerUnpublishVolume", "vol-1", 55, { nodeId: "node-b-id" })];
     const strays = [
       `vol-1 unpublished from node-a-id at ${new Date(15).toISOString()}, where the driver never had it published (VA 1)`,
       `vol-1 unpublished from node-b-id at ${new Date(55).toISOString()}, where the driver never had it published (no VA of ours named that node)`,
     ];
-    expect({ calls: countCalls({ ...evidence, journal }), broken: broken({ ...evidence, journal }) }).toEqual({
+    expect({ calls: countCalls({ ...evidence, history, journal }), broken: broken({ ...evidence, history, journal }) }).toEqual({
       calls: { publishes: 1, unpublishes: 3, strayUnpublishes: 2, allowed: [], detaches: 0, beyond: 2, strays },
       broken: { [noStray]: strays },
     });
@@ -217,6 +219,13 @@ describe("chaos call counts", () => {
     const journal = [...evidence.journal, call("ControllerUnpublishVolume", "vol-1", 52), call("ControllerUnpublishVolume", "vol-2", 53, { code: "Unavailable" })];
     const result = checkInvariants({ ...evidence, journal }).find((invariant) => invariant.name === noStray);
     expect({ strays: countCalls({ ...evidence, journal }).strayUnpublishes, judged: result?.checked, violations: result?.violations }).toEqual({ strays: 0, judged: 2, violations: [] });
+  });
+
+  it("counts a detach the driver finished a moment before the history showed its VA marked for deletion as the VA's detach: the suite's watch lags the attacher's", () => {
+    const evidence = goodLife();
+    // Marked for deletion at 30 in the history; the detach's unpublish finished at 26.
+    const journal = [call("ControllerPublishVolume", "vol-1", 20, { code: "DeadlineExceeded" }), call("ControllerUnpublishVolume", "vol-1", 26)];
+    expect(countCalls({ ...evidence, journal })).toMatchObject({ strayUnpublishes: 1, detaches: 1, beyond: 0 });
   });
 
   it("allows one stray unpublish per VA the delete race took that a live replica saw vanish, and names the VA", () => {
