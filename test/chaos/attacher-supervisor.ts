@@ -13,6 +13,11 @@ export class AttacherSupervisor {
   #loop: Promise<void> | undefined;
   /** How each earlier incarnation ended, for the report. */
   readonly exits: string[] = [];
+  /**
+   * When each earlier incarnation ended, in ms since the epoch: a replica
+   * that died stopped watching, so the judge needs to know when.
+   */
+  readonly endsAtMs: number[] = [];
 
   /**
    * @param name  prefix of each incarnation's log files (`<name>-<n>`); default "attacher".
@@ -93,6 +98,7 @@ export class AttacherSupervisor {
     while (!this.#stopping) {
       const code = await this.current.process.exited;
       if (this.#stopping) return;
+      this.endsAtMs.push(Date.now());
       this.exits.push(`${this.name}-${this.#incarnation}: ${this.current.process.exitDescription ?? `exited ${code}`}`);
       if (this.restartDelayMs > 0) await Bun.sleep(this.restartDelayMs);
       if (this.#stopping) return;

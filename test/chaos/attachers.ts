@@ -13,6 +13,8 @@ export interface Attachers {
   readonly incarnations: number;
   /** How each ended process ended, for the report. */
   readonly exits: readonly string[];
+  /** When each ended process ended (killed, or exited by design), in ms since the epoch. */
+  readonly endsAtMs: readonly number[];
   start(): Promise<void>;
   /** killActive ends the attacher doing the work (the only one, or the Lease holder) with SIGKILL and names it. */
   killActive(): Promise<string>;
@@ -38,6 +40,9 @@ export function singleAttacher(options: Omit<AttacherOptions, "name">): Attacher
     },
     get exits() {
       return supervisor.exits;
+    },
+    get endsAtMs() {
+      return supervisor.endsAtMs;
     },
     start: () => supervisor.start(),
     async killActive() {
@@ -95,6 +100,9 @@ export function replicatedAttachers(options: Omit<AttacherOptions, "name">, repl
     },
     get exits() {
       return supervisors.flatMap((supervisor) => supervisor.exits);
+    },
+    get endsAtMs() {
+      return supervisors.flatMap((supervisor) => supervisor.endsAtMs).sort((a, b) => a - b);
     },
     async start() {
       for (const supervisor of supervisors) await supervisor.start();

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminClient, type KubeObject } from "../ground/admin-client";
 import { startTestCluster } from "../ground/test-cluster";
+import type { DriverConfigPatch } from "../ground/fake-csi-driver/config";
 import { launchFakeCsiDriver } from "../ground/fake-csi-driver/launch";
 import { readJournal } from "../ground/fake-csi-driver/state-dir";
 import { csiNode, paths } from "../ground/objects";
@@ -10,7 +11,7 @@ import { replicatedAttachers, singleAttacher } from "./attachers";
 import { Churn } from "./churn";
 import { EtcdHistory } from "./etcd-history";
 import { faults, faultsTogether } from "./faults";
-import { checkInvariants, sweptByApiserver, type InvariantResult } from "./invariants";
+import { checkInvariants, countCalls, leftPublishedUnwatched, sweptByApiserver, type CallCounts, type DriverKind, type InvariantResult } from "./invariants";
 import { seededRandom } from "../ground/seeded-random";
 
 /** Options of {@link runChaos}. */
@@ -25,6 +26,12 @@ export interface ChaosOptions {
   readonly replicas?: number;
   /** Seed of the churn's random choices. Default 1. */
   readonly seed?: number;
+  /**
+   * The driver's controller capabilities: "blind" (PUBLISH_UNPUBLISH_VOLUME
+   * only) or "listing" (also LIST_VOLUMES and LIST_VOLUMES_PUBLISHED_NODES,
+   * with the attacher's reconciler every 10 s). Default "blind".
+   */
+  readonly driverKind?: DriverKind;
   /** Where a line of progress goes. Default console.log. */
   readonly print?: (line: string) => void;
 }
@@ -43,6 +50,11 @@ export interface ChaosReport {
   readonly invariants: readonly InvariantResult[];
   /** VAs kube-apiserver deleted despite our finalizer (kubernetes#77988), judged by the stronger rule: unpublished after. */
   readonly sweptByApiserver: readonly string[];
+  /** Swept VAs a blind driver was allowed to leave published: no live replica saw them vanish. */
+  readonly leftPublishedUnwatched: readonly string[];
+  readonly driverKind: DriverKind;
+  /** The publishes and unpublishes the driver finished, and the stray unpublishes among them. */
+  readonly calls: CallCounts;
   readonly totalMs: number;
   /** Directory with every process's logs, kept for a failed run. */
   readonly dir: string;
@@ -53,6 +65,15 @@ const finalizer = "external-attacher/chaos-fake-csi-test";
 const leaseName = "external-attacher-leader-chaos-fake-csi-test";
 const nodes = ["chaos-node-0", "chaos-node-1", "chaos-node-2"];
 const nodeIdOf = (node: string): string => `${node}-id`;
+/** What an attacher logs when it sees one of our VAs vanish with our finalizer on: the judge reads it from the kept logs. */
+const vanishedLine = '"VolumeAttachment vanished while it still carried our finalizer';
+
+/** The driver's controller capabilities per kind, and the attacher flags that go with them. */
+const driverKinds = {
+  blind: { controllerCapabilities: ["PUBLISH_UNPUBLISH_VOLUME"], attacherArgs: [] },
+  // A reconciler pass every 10 s: several passes per fault cycle, so that what it recovers happens within the run.
+  listing: { controllerCapabilities: ["PUBLISH_UNPUBLISH_VOLUME", "LIST_VOLUMES", "LIST_VOLUMES_PUBLISHED_NODES"], attacherArgs: ["--reconcile-sync=10s"] },
+} as const satisfies Record<DriverKind, { controllerCapabilities: DriverConfigPatch["controllerCapabilities"]; attacherArgs: readonly string[] }>;
 
 /**
  * runChaos churns VAs against the real kube-apiserver and the compiled
@@ -73,19 +94,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const history = new EtcdHistory(cluster.etcdUrl);
   await history.start();
   for (const node of nodes) await admin.create(paths.csiNodes, csiNode(node, [{ name: driverName, nodeID: nodeIdOf(node) }]));
-  await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName, stateDir } });
+  const driverKind = options.driverKind ?? "blind";
+  const kind = driverKinds[driverKind];
+  await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName, stateDir, controllerCapabilities: [...kind.controllerCapabilities] } });
   const attacherOptions = {
     kubeconfig: cluster.kubeconfigPath,
     csiAddress: driver.csiSocket,
     logDir: dir,
-    args: ["--timeout=2s", "--retry-interval-start=200ms", "--retry-interval-max=5s", "--worker-threads=10", "-v=2"],
+    args: ["--timeout=2s", "--retry-interval-start=200ms", "--retry-interval-max=5s", "--worker-threads=10", "-v=2", ...kind.attacherArgs],
   };
   const replicas = options.replicas ?? 1;
   const attachers = replicas > 1 ? replicatedAttachers(attacherOptions, replicas, admin, "default", leaseName) : singleAttacher(attacherOptions);
   await attachers.start();
   let stopped = false;
   try {
-    print(`chaos: ${options.vas} VAs, at least ${options.cycles ?? 1} fault cycle(s), ${replicas} attacher replica(s), logs in ${dir}`);
+    print(`chaos: ${options.vas} VAs, at least ${options.cycles ?? 1} fault cycle(s), ${replicas} attacher replica(s), ${driverKind} driver, logs in ${dir}`);
 
     const churn = new Churn({ admin, driverName, nodes, total: options.vas, maxLive: Math.max(10, Math.ceil(options.vas / 5)), paceMs: 30, random: seededRandom(options.seed ?? 1) });
     let faultsDone = false;
@@ -128,13 +151,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await attachers.stop();
     await history.stop();
     const journal = readJournal(stateDir);
-    const evidence = { history: history.changes, journal, published, driverName, finalizer, nodeIdOf };
+    const evidence = { history: history.changes, journal, published, driverName, finalizer, nodeIdOf, driverKind, vanishedSeen: vanishedInLogs(dir), attacherEndsAtMs: attachers.endsAtMs };
     const invariants = checkInvariants(evidence);
     const swept = sweptByApiserver(evidence);
+    const unwatched = leftPublishedUnwatched(evidence);
+    const calls = countCalls(evidence);
     print(`chaos: kube-apiserver deleted ${swept.length} VA(s) despite our finalizer (kubernetes#77988)${swept.length > 0 ? `: ${swept.join(", ")}` : ""}`);
+    print(`chaos: left published with no live replica to see the VA vanish (${driverKind} driver): ${unwatched.length}${unwatched.length > 0 ? `: ${unwatched.join(", ")}` : ""}`);
+    print(
+      `chaos: calls: ${calls.publishes} publishes, ${calls.unpublishes} unpublishes, ${calls.strayUnpublishes} stray unpublishes (${calls.allowed.length} allowed for swept VAs${calls.allowed.length > 0 ? `: ${calls.allowed.join(", ")}` : ""}; ${calls.detaches} a deleted VA's own detach; ${calls.beyond} beyond the rule)`,
+    );
+    for (const stray of calls.strays.slice(0, 20)) print(`chaos:   stray: ${stray}`);
     if (invariants.some((result) => result.violations.length > 0)) {
       // The evidence the judge used, kept beside the logs for whoever investigates.
-      writeFileSync(join(dir, "evidence.json"), JSON.stringify({ invariants, history: history.changes, published }, null, 1));
+      writeFileSync(join(dir, "evidence.json"), JSON.stringify({ invariants, calls, leftPublishedUnwatched: unwatched, history: history.changes, published, attacherEndsAtMs: evidence.attacherEndsAtMs, vanishedSeen: evidence.vanishedSeen }, null, 1));
     }
     for (const result of invariants) {
       print(`chaos: invariant ${result.violations.length === 0 ? "held" : "BROKEN"}: ${result.name} (${result.checked} checked)`);
@@ -142,7 +172,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
     const driverCalls: Record<string, number> = {};
     for (const entry of journal) driverCalls[`${entry.method} ${entry.code}`] = (driverCalls[`${entry.method} ${entry.code}`] ?? 0) + 1;
-    return {
+    const report: ChaosReport = {
       faults: injected,
       churn: { created: churn.created, deletedVas: churn.deletedVas, deletedPvs: churn.deletedPvs, apiRetries: churn.retries, live: churn.live },
       attacherIncarnations: attachers.incarnations,
@@ -153,9 +183,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       settleMs,
       invariants,
       sweptByApiserver: swept,
+      leftPublishedUnwatched: unwatched,
+      driverKind,
+      calls,
       totalMs: Math.round(performance.now() - started),
       dir,
     };
+    // Every run's report beside its logs, passed or not, so runs can be compared afterwards.
+    writeFileSync(join(dir, "report.json"), JSON.stringify(report, null, 1));
+    return report;
   } finally {
     if (!stopped) {
       await attachers.stop();
@@ -183,9 +219,27 @@ async function settle(admin: AdminClient, timeoutMs: number): Promise<void> {
   throw new Error(`not settled within ${timeoutMs} ms: ${unsettled.slice(0, 20).join(", ")}${unsettled.length > 20 ? ", ..." : ""}`);
 }
 
-function countInLogs(dir: string, needle: string): number {
+/** attacherLogs reads every attacher process's stderr log in the run's directory. */
+function attacherLogs(dir: string): string[] {
   return readdirSync(dir)
     .filter((name) => (name.startsWith("attacher-") || name.startsWith("chaos-replica-")) && name.endsWith(".stderr.log"))
-    .reduce((sum, name) => sum + readFileSync(join(dir, name), "utf8").split(needle).length - 1, 0);
+    .map((name) => readFileSync(join(dir, name), "utf8"));
+}
+
+function countInLogs(dir: string, needle: string): number {
+  return attacherLogs(dir).reduce((sum, log) => sum + log.split(needle).length - 1, 0);
+}
+
+/** vanishedInLogs names the VAs some attacher logged as vanished with our finalizer on: a live replica saw them go. */
+function vanishedInLogs(dir: string): string[] {
+  const names = new Set<string>();
+  for (const log of attacherLogs(dir)) {
+    for (const line of log.split("\n")) {
+      if (!line.includes(vanishedLine)) continue;
+      const va = /\bva="([^"]+)"/.exec(line)?.[1];
+      if (va !== undefined) names.add(va);
+    }
+  }
+  return [...names];
 }
 
