@@ -1,20 +1,15 @@
 import type { CsiClient, PublishRequest, UnpublishRequest } from "../csi/csi-client";
-import type { EventRecorder } from "../kube/event-recorder";
-import type { CsiNode } from "../kube/objects/csi-node";
 import type { CsiPersistentVolumeSource, PersistentVolume } from "../kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../kube/objects/volume-attachment";
-import type { Store } from "../kube/store";
 import type { Logger } from "../log/logger";
 import { errorMessage } from "../util/error-message";
 import type { ForcedSyncs } from "./forced-syncs";
 import type { Handler } from "./handler";
-import type { InheritedPublications } from "./inherited-publications";
 import { carriesOurFinalizer } from "./our-finalizer";
 import type { AttacherApi } from "./attacher-api";
-import { PublicationRecovery } from "./publication-recovery";
+import { PublicationRecovery, type PublicationRecoveryOptions } from "./publication-recovery";
 import type { PersistentVolumeFinalizerWriter } from "./pv-finalizer-writer";
 import { pvNeedsSync } from "./pv-needs-sync";
-import type { VanishedVolumeAttachments } from "./vanished-volume-attachments";
 import type { VolumeAttachmentWriter } from "./va-writer";
 import { volumeCapabilityOf } from "./volume-capability";
 import { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
@@ -27,9 +22,13 @@ interface SyncContext {
   readonly log: Logger;
 }
 
-export interface CsiHandlerOptions {
-  /** The driver's name (GetPluginInfo): CSINode entries and the migration rollback are matched on it. */
-  readonly driverName: string;
+/**
+ * CsiHandlerOptions: what the handler shares with its PublicationRecovery
+ * (the driver name, the caches, the books on vanished and inherited
+ * publishes, whether the driver lists, events, the logger), and what only
+ * the handler needs to call the driver and write.
+ */
+export interface CsiHandlerOptions extends Omit<PublicationRecoveryOptions, "lookups" | "vasByPv"> {
   /** ControllerPublishVolume / ControllerUnpublishVolume. */
   readonly csi: CsiClient;
   /** Secrets (never cached). */
@@ -38,33 +37,8 @@ export interface CsiHandlerOptions {
   readonly writer: VolumeAttachmentWriter;
   /** Every PV write: our finalizer on and off. */
   readonly pvWriter: PersistentVolumeFinalizerWriter;
-  /** PV cache: sources are read from it, never from the API. */
-  readonly pvs: Store<PersistentVolume>;
-  /** VA cache: the handler indexes it by PV name for the PV rules. */
-  readonly vas: Store<VolumeAttachment>;
-  /** CSINode cache (our driver's entry only): node IDs. */
-  readonly csiNodes: Store<CsiNode>;
   /** VA names the reconciler wants synced even though their status says there is nothing to do. */
   readonly forcedSyncs: ForcedSyncs;
-  /** VAs that vanished still carrying our finalizer (the attach controller notes them): their volumes are unpublished here. */
-  readonly vanished: VanishedVolumeAttachments;
-  /**
-   * PVs whose publishes this replica did not see end (filled by `start`
-   * for a driver that lists), and the node IDs the reconciler found their
-   * volumes published on with no VA of ours there: unpublished here before
-   * our PV finalizer goes.
-   */
-  readonly inherited: InheritedPublications;
-  /**
-   * The driver lists where volumes are published (LIST_VOLUMES and
-   * LIST_VOLUMES_PUBLISHED_NODES: the reconciler runs and says where an
-   * inherited PV's volume is); without it nothing is inherited, as upstream
-   * keeps nothing across a restart (see PublicationRecovery).
-   */
-  readonly listsPublishedNodes: boolean;
-  /** Where the Warning event goes when the node a volume may still be published to cannot be known. Default: no events. */
-  readonly events?: Pick<EventRecorder, "warning">;
-  readonly log: Logger;
   /** --timeout: deadline of each ControllerPublish/Unpublish, in ms. */
   readonly timeoutMs: number;
   /** The driver reports PUBLISH_READONLY; without it readonly is always false (CSI spec). */

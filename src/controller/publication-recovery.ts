@@ -15,19 +15,27 @@ import type { VolumeAttachmentsByPv } from "./volume-attachments-by-pv";
 import { resolvePersistentVolume, resolvePublication, type PublicationLookups } from "./publication-resolution";
 
 export interface PublicationRecoveryOptions {
-  /** Our driver's name: whose VAs, finalizers and CSINode entries count. */
+  /** The driver's name (GetPluginInfo): whose VAs, finalizers and CSINode entries count, and what the migration rollback is matched on. */
   readonly driverName: string;
-  /** The caches the handler reads; never written here. */
+  /** Where a VA's volume and node ID are resolved from the caches below. */
   readonly lookups: PublicationLookups;
+  /** VA cache: indexed by PV name for the PV rules. */
   readonly vas: Store<VolumeAttachment>;
+  /** PV cache: sources are read from it, never from the API. */
   readonly pvs: Store<PersistentVolume>;
+  /** CSINode cache (our driver's entry only): node IDs. */
   readonly csiNodes: Store<CsiNode>;
+  /** The VA cache indexed by the PV each VA names. */
   readonly vasByPv: VolumeAttachmentsByPv;
   /** VAs that vanished still carrying our finalizer, as the attach controller noted them. */
   readonly vanished: VanishedVolumeAttachments;
-  /** PVs this leader inherited, and the node IDs the reconciler listed their volumes on with no VA of ours there. */
+  /** PVs this leader inherited (a driver that lists only), and the node IDs the reconciler listed their volumes on with no VA of ours there. */
   readonly inherited: InheritedPublications;
-  /** The driver lists where volumes are published (LIST_VOLUMES and LIST_VOLUMES_PUBLISHED_NODES). */
+  /**
+   * The driver lists where volumes are published (LIST_VOLUMES and
+   * LIST_VOLUMES_PUBLISHED_NODES: the reconciler runs); without it nothing
+   * is inherited, as upstream keeps nothing across a restart.
+   */
   readonly listsPublishedNodes: boolean;
   /** Where the Warning event goes when the node a volume may still be published to cannot be known. Default: no events. */
   readonly events?: Pick<EventRecorder, "warning">;
