@@ -104,11 +104,18 @@ export class PublicationRecovery {
    * fails the plan, so the PV keeps our finalizer and its sync is retried.
    */
   planFor(pv: PersistentVolume): RecoveryPlan {
+    const { driverName, csiNodes } = this.options;
     const pvName = pv.metadata.name;
     const ours = this.ourVasNaming(pvName);
+    // The node IDs of our VAs that publish (attaching) or release (holding
+    // our finalizer) this volume themselves; undefined when one of their
+    // nodes cannot be told, which could be any node.
+    const takenOver = nodeIdsNamedBy(ours.filter((va) => !va.metadata.deletionTimestamp || carriesOurFinalizer(va, driverName)), csiNodes, driverName);
     const candidates: string[] = [];
-    const vanished = this.options.vanished.namingPv(pvName);
-    for (const name of vanished) {
+    const settles: string[] = [];
+    // While a VA whose node cannot be told may have taken a vanished
+    // publish over, those stay owed: its deletion queues this PV again.
+    for (const name of takenOver === undefined ? [] : this.options.vanished.namingPv(pvName)) {
       const last = this.options.vanished.get(name);
       if (last === undefined) continue;
       const { nodeId } = resolvePublication(last, this.options.lookups, { remembered: true });
@@ -119,13 +126,14 @@ export class PublicationRecovery {
         this.reportUnknownNode(pv, why);
         throw new Error(why, { cause: nodeId.error });
       }
-      const takingOver = ours.filter((va) => !va.metadata.deletionTimestamp || carriesOurFinalizer(va, this.options.driverName));
-      if (!nodeIdsNamedBy(takingOver, this.options.csiNodes, this.options.driverName)?.has(nodeId.id)) candidates.push(nodeId.id);
+      if (!takenOver?.has(nodeId.id)) candidates.push(nodeId.id);
+      settles.push(name);
     }
     const orphans = this.options.inherited.orphansOf(pvName);
-    const listed = orphans === undefined ? [] : unnamedNodeIds(orphans, nodeIdsNamedBy(ours, this.options.csiNodes, this.options.driverName));
-    return { pvName, nodeIds: [...new Set([...candidates, ...listed])].sort(), vanished, orphans: orphans !== undefined };
+    const listed = orphans === undefined ? [] : unnamedNodeIds(orphans, nodeIdsNamedBy(ours, csiNodes, driverName));
+    return { pvName, nodeIds: [...new Set([...candidates, ...listed])].sort(), vanished: settles, orphans: orphans !== undefined };
   }
+
 
   /** settled: every unpublish of `plan` succeeded, so what it covered is owed no more. */
   settled(plan: RecoveryPlan): void {

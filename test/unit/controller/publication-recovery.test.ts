@@ -86,6 +86,16 @@ describe("the most a recovery unpublishes", () => {
     expect(recovery.planFor(pv("pv1"))).toEqual({ pvName: "pv1", nodeIds: ["node2-id"], vanished: ["gone-1", "gone-2"], orphans: false });
   });
 
+  it("keeps a vanished VA owed, unpublishing nothing, while a VA of ours on its PV has a node that cannot be told and may have taken it over", () => {
+    const { recovery, vas, vanished } = recoveryOn({ pvs: [pv("pv1")], listsPublishedNodes: false });
+    vanished.note(va("gone-1", "node1"));
+    // No CSINode for "nowhere" and no node-ID annotation: its publish could be on any node.
+    vas.upsert(va("unknown-node", "nowhere", { finalizers: [] }));
+    const plan = recovery.planFor(pv("pv1"));
+    recovery.settled(plan);
+    expect({ plan, stillOwed: recovery.vanishedNaming("pv1") }).toEqual({ plan: { pvName: "pv1", nodeIds: [], vanished: [], orphans: false }, stillOwed: ["gone-1"] });
+  });
+
   it("settles what a plan covered once its unpublishes succeeded, and nothing before", () => {
     const { recovery, inherited, vanished } = recoveryOn({ pvs: [pv("pv1")], listsPublishedNodes: true });
     vanished.note(va("gone-1", "node1"));
