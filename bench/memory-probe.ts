@@ -231,7 +231,7 @@ try {
   if (opts.heap) {
     for (const [i, bin] of heapBins.entries()) {
       const empty = empties[i];
-      if (empty !== undefined) reportHeap(bin ?? "src/main.ts", empty, await heapRun(`full-${i}`, true, bin));
+      if (empty !== undefined) reportHeap(bin ?? "src/entry.ts", empty, await heapRun(`full-${i}`, true, bin));
     }
   }
   const table: { name: string; m: Record<string, number> }[] = [];

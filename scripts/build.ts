@@ -41,7 +41,7 @@ try {
 }
 const outfile = process.env["ATTACHER_OUTFILE"] ?? defaultOutfile(target);
 /** The program to compile: the attacher unless --entry names another (the bench's floor programs). */
-const entry = process.argv.find((arg) => arg.startsWith("--entry="))?.slice("--entry=".length) ?? "src/main.ts";
+const entry = process.argv.find((arg) => arg.startsWith("--entry="))?.slice("--entry=".length) ?? "src/entry.ts";
 const compileExecArgv = (process.env["ATTACHER_EXEC_ARGV"] ?? "").split(" ").filter((arg) => arg !== "");
 const bytecode = !process.argv.includes("--no-bytecode");
 

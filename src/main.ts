@@ -1,5 +1,3 @@
-// First of all: it may execute the binary again with our JSC options, before anything else is evaluated.
-import "./util/reexec-with-jsc-options";
 import { DriverLoss } from "./csi/driver-loss";
 import { runDoctor } from "./doctor/run-doctor";
 import { connectToApiServer } from "./startup/api-server";

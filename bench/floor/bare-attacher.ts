@@ -13,7 +13,7 @@
  *
  *   bare-attacher --kubeconfig=PATH --csi-address=SOCKET --worker-threads=N   (other flags ignored)
  */
-// First, as in src/main.ts: the floor runs with the JSC options the attacher runs with, so ours/floor compares code, not runtime options.
+// First, as in src/entry.ts: the floor runs with the JSC options the attacher runs with, so ours/floor compares code, not runtime options.
 import "../../src/util/reexec-with-jsc-options";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {

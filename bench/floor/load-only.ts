@@ -7,7 +7,7 @@
  *
  *   load-only --kubeconfig=PATH --csi-address=SOCKET   (other flags ignored)
  */
-// First, as in src/main.ts: the floor runs with the JSC options the attacher runs with, so ours/floor compares code, not runtime options.
+// First, as in src/entry.ts: the floor runs with the JSC options the attacher runs with, so ours/floor compares code, not runtime options.
 import "../../src/util/reexec-with-jsc-options";
 import { apiFetch, connectDriver, exitOnSignals, flagValue, readApiTarget } from "./floor-connections";
 

@@ -8,8 +8,9 @@
  * binary on a laptop, the tests and the bench. The new image has them all
  * set, so it never executes itself again.
  *
- * This module's body runs on import, first of all of main.ts's imports, so
- * that nothing else is evaluated in the image that is about to be replaced.
+ * This module's body runs on import, the one static import of entry.ts,
+ * which loads the attacher only afterwards: little else is evaluated in the
+ * image that is about to be replaced.
  */
 import { readFileSync } from "node:fs";
 import { totalmem } from "node:os";

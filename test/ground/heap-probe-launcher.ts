@@ -14,7 +14,7 @@ export function writeHeapProbeLauncher(path: string, out: string, binary?: strin
   const command =
     binary !== undefined
       ? resolve(binary)
-      : `${join(repoRoot, "node_modules/.bin/bun")} --preload=${join(repoRoot, "test/ground/heap-probe-preload.ts")} ${join(repoRoot, "src/main.ts")}`;
+      : `${join(repoRoot, "node_modules/.bin/bun")} --preload=${join(repoRoot, "test/ground/heap-probe-preload.ts")} ${join(repoRoot, "src/entry.ts")}`;
   writeFileSync(path, `#!/bin/sh\nHEAP_PROBE_OUT=${out} exec ${command} "$@"\n`);
   chmodSync(path, 0o755);
 }

@@ -1,5 +1,5 @@
 /**
- * heap-probe-preload is loaded with `bun --preload` in front of src/main.ts
+ * heap-probe-preload is loaded with `bun --preload` in front of src/entry.ts
  * by bench/memory-probe.ts and by the soak (SOAK_HEAP_PROBE=1): on SIGUSR2 it
  * runs a full GC and appends one JSON line to $HEAP_PROBE_OUT with JSC's heap
  * statistics, live timers, mimalloc's commit and /proc/self/status memory
