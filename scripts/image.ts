@@ -33,7 +33,7 @@ import { debCache, ensureDpkgArchitecture, fetchPinnedPackage, packageLockPath, 
 import { emulatorTools, ensureTools, requiredTools } from "./image/required-tools";
 import { writeReproducibleTar } from "./image/reproducible-tar";
 import { runTool } from "./image/run-tool";
-import { defaultJscOptions } from "../src/util/jsc-start-options";
+import { defaultRuntimeOptions } from "../src/util/runtime-start-options";
 
 const { values: options } = parseArgs({
   options: {
@@ -50,13 +50,13 @@ const { values: options } = parseArgs({
 /**
  * The config's environment. PATH is the one containerd and Docker give an
  * image whose config names no variable (naming any takes that default
- * away); the JSC options let the attacher start once in a container instead
+ * away); the runtime options let the attacher start once in a container instead
  * of executing itself again to set them (about 100 ms of its start under
  * load). A container's own env still overrides each.
  */
 const imageEnvironment: Readonly<Record<string, string>> = {
   PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-  ...defaultJscOptions,
+  ...defaultRuntimeOptions,
 };
 
 function rfc3339(seconds: number): string {

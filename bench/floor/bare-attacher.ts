@@ -13,8 +13,8 @@
  *
  *   bare-attacher --kubeconfig=PATH --csi-address=SOCKET --worker-threads=N   (other flags ignored)
  */
-// First, as in src/entry.ts: the floor runs with the JSC options the attacher runs with, so ours/floor compares code, not runtime options.
-import "../../src/util/reexec-with-jsc-options";
+// First, as in src/entry.ts: the floor runs with the runtime options the attacher runs with, so ours/floor compares code, not runtime options.
+import "../../src/util/reexec-with-runtime-options";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   ControllerPublishVolumeRequestSchema,

@@ -7,8 +7,8 @@
  *
  *   load-only --kubeconfig=PATH --csi-address=SOCKET   (other flags ignored)
  */
-// First, as in src/entry.ts: the floor runs with the JSC options the attacher runs with, so ours/floor compares code, not runtime options.
-import "../../src/util/reexec-with-jsc-options";
+// First, as in src/entry.ts: the floor runs with the runtime options the attacher runs with, so ours/floor compares code, not runtime options.
+import "../../src/util/reexec-with-runtime-options";
 import { apiFetch, connectDriver, exitOnSignals, flagValue, readApiTarget } from "./floor-connections";
 
 async function main(): Promise<void> {

@@ -45,7 +45,7 @@ export function timelineRows(results: BenchResults): TimelineRow[] {
 
 /** What the timeline's table heads say about where its numbers come from. */
 export const timelineCaption =
-  "Start-up timeline of the cold-start scenario: ms from exec (the bench's spawn) to each step, read from the klog header of a line each attacher writes at -v=2 anyway (the two last from the bench's watch); medians over rounds, ours/Go the median of per-round pairs. Ours' time includes its one re-exec with its JavaScriptCore options.";
+  "Start-up timeline of the cold-start scenario: ms from exec (the bench's spawn) to each step, read from the klog header of a line each attacher writes at -v=2 anyway (the two last from the bench's watch); medians over rounds, ours/Go the median of per-round pairs. Ours' time includes its one re-exec with its runtime options.";
 
 /** timelineMarkdown is the timeline's table, or nothing when the run has no timeline. */
 export function timelineMarkdown(results: BenchResults, format: (x: number) => string): string[] {

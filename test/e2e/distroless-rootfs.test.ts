@@ -11,7 +11,7 @@ import { launchFakeCsiDriver } from "../ground/fake-csi-driver/launch";
 import { AttacherProcess, attacherBinary } from "../ground/attacher-process";
 import { buildDistrolessRoot, commandInRoot, kubeconfigInRoot, nonrootId, socketMountPoint } from "./support/distroless-root";
 import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
-import { jscReexecEnvironment } from "./support/jsc-reexec-environment";
+import { runtimeReexecEnvironment } from "./support/runtime-reexec-environment";
 
 /**
  * The binary needs nothing the distroless glibc base image lacks: it runs
@@ -69,7 +69,7 @@ describe.skipIf(!asRoot)("the binary on a distroless base", () => {
     expect(attached?.status).toEqual({ attached: true, attachmentMetadata: { devicePath: "/dev/fake/vol-rootfs" } });
 
     // The process that attached is the one in the root, as nonroot, with
-    // nothing in its environment but the JavaScriptCore options it gives
+    // nothing in its environment but the runtime options it gives
     // itself, on a read-only root file system.
     const pid = attacher.process.pid;
     const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -85,7 +85,7 @@ describe.skipIf(!asRoot)("the binary on a distroless base", () => {
     }).toEqual({
       uids: [String(nonrootId), String(nonrootId)],
       root,
-      environ: jscReexecEnvironment()
+      environ: runtimeReexecEnvironment()
         .map((entry) => `${entry}\0`)
         .join(""),
       rootMountOptions: "ro",

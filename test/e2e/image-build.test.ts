@@ -11,7 +11,7 @@ import { packageLockPath, parsePackageLock, pinFor } from "../../scripts/image/p
 import { attacherBinary } from "../ground/attacher-process";
 import { attacherContainer, readDeployment } from "../ground/deployment-manifest";
 import { buildSidecarImage, crossBinaries, imageConfigOf, imageGroundProblem, run, skopeoInspect, unpackImage, type UnpackedImage } from "./support/sidecar-image";
-import { jscReexecEnvironment } from "./support/jsc-reexec-environment";
+import { runtimeReexecEnvironment } from "./support/runtime-reexec-environment";
 
 /**
  * `bun run image` builds the sidecar image without a container engine: an
@@ -90,7 +90,7 @@ describe("bun run image", () => {
     });
   });
 
-  it("runs /csi-attacher as 65532:65532 with the default PATH and the attacher's JSC options in its environment, and labels the version and commit the binary reports, on both platforms", () => {
+  it("runs /csi-attacher as 65532:65532 with the default PATH and the attacher's runtime options in its environment, and labels the version and commit the binary reports, on both platforms", () => {
     const binary = parseVersionLine(run([attacherBinary, "--version"]));
     for (const architecture of ["amd64", "arm64"]) {
       const config = imageConfigOf(first, architecture);
@@ -99,7 +99,7 @@ describe("bun run image", () => {
         entrypoint: ["/csi-attacher"],
         cmd: null,
         user: "65532:65532",
-        env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...jscReexecEnvironment()].sort(),
+        env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...runtimeReexecEnvironment()].sort(),
         version: binary.version,
         revision: binary.commit,
       });
@@ -194,11 +194,11 @@ describe("bun run image", () => {
     expect(recorded).toEqual([...basePackages].sort().map((name) => pinFor(lock, name, crossArchitecture).architecture));
     expect(recorded).toContain(crossArchitecture);
     // The image's own loader and libc, and nothing of this machine's, run the binary: -L makes QEMU look there first.
-    // The environment names the JavaScriptCore options the binary would otherwise
+    // The environment names the runtime options the binary would otherwise
     // execute itself again to add: QEMU's user mode, without binfmt_misc, cannot
     // execve an executable of the CPU it emulates (ENOEXEC).
-    const jscOptions = Object.fromEntries(jscReexecEnvironment().map((entry) => entry.split("=") as [string, string]));
-    const version = Bun.spawnSync([target.qemuUserStatic, "-L", root, join(root, "csi-attacher"), "--version"], { env: jscOptions, stdout: "pipe", stderr: "pipe" });
+    const runtimeOptions = Object.fromEntries(runtimeReexecEnvironment().map((entry) => entry.split("=") as [string, string]));
+    const version = Bun.spawnSync([target.qemuUserStatic, "-L", root, join(root, "csi-attacher"), "--version"], { env: runtimeOptions, stdout: "pipe", stderr: "pipe" });
     const host = parseVersionLine(run([attacherBinary, "--version"]));
     expect({ code: version.exitCode, stderr: version.stderr.toString(), stdout: version.stdout.toString() }).toEqual({
       code: 0,

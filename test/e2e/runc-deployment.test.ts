@@ -16,7 +16,7 @@ import { runtimeConfig } from "./support/runc-bundle";
 import { RuncContainer, runcGroundProblem } from "./support/runc-container";
 import { buildSidecarImage, imageConfigOf, run, unpackImage, type UnpackedImage } from "./support/sidecar-image";
 import { upstreamRbacKubeconfig, upstreamServiceAccount } from "./support/upstream-rbac";
-import { jscReexecEnvironment } from "./support/jsc-reexec-environment";
+import { runtimeReexecEnvironment } from "./support/runtime-reexec-environment";
 
 /**
  * The image `bun run image` builds, run by Debian's runc as
@@ -150,7 +150,7 @@ describe("the image under runc, as deploy/kubernetes/deployment.yaml runs it", (
       ownMountNamespace: readlinkSync(`/proc/${pid}/ns/mnt`) !== readlinkSync("/proc/self/ns/mnt"),
       memoryLimit: attacher.memoryUse().limitBytes,
       environ: readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter((entry) => entry !== "").sort(),
-      jscOptionsTheImageLacks: jscReexecEnvironment().filter((entry) => !spec.env.includes(entry)),
+      runtimeOptionsTheImageLacks: runtimeReexecEnvironment().filter((entry) => !spec.env.includes(entry)),
     }).toEqual({
       uid: Array(4).fill(String(nonroot)),
       gid: Array(4).fill(String(nonroot)),
@@ -160,10 +160,10 @@ describe("the image under runc, as deploy/kubernetes/deployment.yaml runs it", (
       network: readlinkSync("/proc/self/ns/net"),
       ownMountNamespace: true,
       memoryLimit,
-      // runc adds HOME from the image's /etc/passwd when the env has none, as containerd does. The JSC options
+      // runc adds HOME from the image's /etc/passwd when the env has none, as containerd does. The runtime options
       // come from the image's config, so the attacher starts once and adds nothing of its own.
       environ: [...spec.env, "HOME=/home/nonroot"].sort(),
-      jscOptionsTheImageLacks: [],
+      runtimeOptionsTheImageLacks: [],
     });
   });
 

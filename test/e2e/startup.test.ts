@@ -43,19 +43,20 @@ describe("start-up", () => {
     await attacher.waitForLog(/"Caches synced"/);
   });
 
-  it("runs with JavaScriptCore's DFG and FTL tiers off, in the process it was started as, unless the environment names a tier", async () => {
-    const jscOptions = async (env: Record<string, string>) => {
+  it("runs with JavaScriptCore's DFG and FTL tiers and Bun's GC timer off, in the process it was started as, unless the environment names an option", async () => {
+    const runtimeOptions = async (env: Record<string, string>) => {
       const dir = scratchDir("jit-tiers");
       // No socket: the attacher waits for it, long enough to read its environment.
       await using attacher = await startAttacher({ kubeconfig: cluster.kubeconfigPath, csiAddress: join(dir, "csi.sock"), logDir: dir, env }, false);
       await attacher.waitForLog(/"Still connecting"/);
       const environ = readFileSync(`/proc/${attacher.process.pid}/environ`, "utf8").split("\0");
-      // The tiers only: where the test runs under a limit on an ancestor cgroup, BUN_JSC_forceRAMSize joins them (tight-memory-limit tests that).
-      return environ.filter((entry) => /^BUN_JSC_use(DFG|FTL)JIT=/.test(entry)).sort();
+      // Not the RAM size: where the test runs under a limit on an ancestor cgroup, BUN_JSC_forceRAMSize joins them (tight-memory-limit tests that).
+      return environ.filter((entry) => /^(BUN_JSC_use(DFG|FTL)JIT|BUN_GC_TIMER_DISABLE)=/.test(entry)).sort();
     };
-    expect(await jscOptions({})).toEqual(["BUN_JSC_useDFGJIT=0", "BUN_JSC_useFTLJIT=0"]);
-    // An operator's choice wins for the tier it names; the other keeps our default.
-    expect(await jscOptions({ BUN_JSC_useDFGJIT: "1" })).toEqual(["BUN_JSC_useDFGJIT=1", "BUN_JSC_useFTLJIT=0"]);
+    expect(await runtimeOptions({})).toEqual(["BUN_GC_TIMER_DISABLE=1", "BUN_JSC_useDFGJIT=0", "BUN_JSC_useFTLJIT=0"]);
+    // An operator's choice wins for the option it names; the others keep our default.
+    expect(await runtimeOptions({ BUN_JSC_useDFGJIT: "1" })).toEqual(["BUN_GC_TIMER_DISABLE=1", "BUN_JSC_useDFGJIT=1", "BUN_JSC_useFTLJIT=0"]);
+    expect(await runtimeOptions({ BUN_GC_TIMER_DISABLE: "0" })).toEqual(["BUN_GC_TIMER_DISABLE=0", "BUN_JSC_useDFGJIT=0", "BUN_JSC_useFTLJIT=0"]);
   });
 
   it("probes until the driver says it is ready", async () => {

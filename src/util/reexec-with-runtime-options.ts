@@ -1,5 +1,5 @@
 /**
- * Starts the attacher with its JavaScriptCore options (jsc-start-options.ts).
+ * Starts the attacher with its runtime options (runtime-start-options.ts).
  * Bun reads them only from the environment at process start, so when the
  * environment lacks any, the process executes itself again, once, with them
  * added: same PID (a container's PID 1 stays PID 1, and main.ts registers
@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { readOwnMemoryLimit } from "./cgroup-memory-limit";
-import { jscOptionsToAdd } from "./jsc-start-options";
+import { runtimeOptionsToAdd } from "./runtime-start-options";
 
 /**
  * ownCommandLine is the argv this process was executed with, bun's own flags
@@ -40,7 +40,7 @@ function ownCommandLine(): string[] | undefined {
 function reexecWithJscOptions(): void {
   // Bun answers its cgroup's limit or the machine's RAM; Node.js's 0 for "no constraint" is read as the latter.
   const constrained = process.constrainedMemory();
-  const add = jscOptionsToAdd(process.env, { limitBytes: readOwnMemoryLimit()?.limitBytes, runtimeRamBytes: constrained > 0 ? constrained : totalmem() });
+  const add = runtimeOptionsToAdd(process.env, { limitBytes: readOwnMemoryLimit()?.limitBytes, runtimeRamBytes: constrained > 0 ? constrained : totalmem() });
   if (Object.keys(add).length === 0) return;
   const argv = ownCommandLine();
   // Node.js typings make execve optional (it is missing on Windows); Bun has it.
@@ -52,7 +52,7 @@ function reexecWithJscOptions(): void {
   } catch (e: unknown) {
     // The executable cannot be run again (replaced on disk, a seccomp policy):
     // the attacher works with JSC's defaults, only heavier, so it goes on in this image.
-    process.stderr.write(`Running with JavaScriptCore's default options: re-executing with ${Object.keys(add).join(", ")} failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`Running with the runtime's default options: re-executing with ${Object.keys(add).join(", ")} failed: ${e instanceof Error ? e.message : String(e)}\n`);
   }
 }
 
