@@ -3,7 +3,7 @@
  * /proc/<pid>/status, utime+stime from /proc/<pid>/stat. Linux only, which is
  * where the attachers run.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** ProcMemory is one reading of /proc/<pid>/status, in bytes. */
 export interface ProcMemory {
@@ -40,6 +40,33 @@ export function readMemory(pid: number): ProcMemory | undefined {
 }
 
 /** readCpuSeconds returns user+system CPU seconds `pid` has used, or undefined once it has exited. */
+/**
+ * readThreadCpuSeconds is the CPU time of `pid`'s live threads to the
+ * nanosecond (the scheduler's own count, /proc/PID/task/TID/schedstat),
+ * where readCpuSeconds counts in clock ticks of 10 ms: for comparing
+ * figures of a few hundred ms. A thread that has exited is not counted;
+ * Bun's threads live as long as the process. Undefined once the process is gone.
+ */
+export function readThreadCpuSeconds(pid: number): number | undefined {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch (e: unknown) {
+    if (isGone(e)) return undefined;
+    throw e;
+  }
+  let ns = 0;
+  for (const tid of tids) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch (e: unknown) {
+      // A thread that ended between the listing and the read ran no more.
+      if (!isGone(e)) throw e;
+    }
+  }
+  return ns / 1e9;
+}
+
 export function readCpuSeconds(pid: number): number | undefined {
   let text: string;
   try {

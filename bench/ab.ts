@@ -1,0 +1,162 @@
+/**
+ * `bun run bench/ab.ts --a PATH --b PATH`: an interleaved A/B of two builds
+ * of ours (or ours and the floor's bare client, or the same binary under
+ * two environments through a wrapper script) on one test ground, for
+ * deciding whether a lever stays. The full bench compares ours with Go
+ * once per scenario and round; a lever worth 5-10 % drowns in that noise
+ * (one cold cycle of 200 VAs varies by +-30 % pair to pair on this
+ * machine). Here each process runs several cycles of N VAs (create, all
+ * attached, delete, all gone): the first cycle carries start-up and the
+ * JIT's warm-up, the later ones are the warm cycle a long-running attacher
+ * pays, timed by the scheduler's count of the process's CPU
+ * (/proc/PID/task/TID/schedstat, to the nanosecond). Processes
+ * alternate A B A B, and each figure is reported as the median of A, of B,
+ * and of the per-pair ratios A/B with their range.
+ *
+ * Both binaries run with the flags of the bench's throughput cells
+ * (--worker-threads, --kube-api-qps, --kube-api-burst, -v=2), against the
+ * fault driver with no latency, and each process starts with the PVs
+ * released from the attacher finalizer, so each first cycle pays the same
+ * writes.
+ *
+ *   bun run bench/ab.ts --a dist/csi-attacher --b /tmp/csi-attacher-main [--pairs 6] [--vas 200] [--cycles 4]
+ *                       [--workers 10] [--qps 1000] [--burst 2000] [--label NAME]
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ensureComponents } from "../test/ground/components";
+import { startAttacher, type AttacherKind, type RunningAttacher } from "./lib/attacher-under-test";
+import { bulkConcurrency, createVas, deleteVas, prepareOwnPvs, releasePvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
+import { readThreadCpuSeconds } from "./lib/proc-stats";
+import { median } from "./lib/stats";
+import { VaWatch } from "./lib/va-watch";
+
+const { values: opts } = parseArgs({
+  options: {
+    a: { type: "string" },
+    b: { type: "string" },
+    "a-kind": { type: "string", default: "ours" },
+    "b-kind": { type: "string", default: "ours" },
+    pairs: { type: "string", default: "6" },
+    vas: { type: "string", default: "200" },
+    cycles: { type: "string", default: "4" },
+    workers: { type: "string", default: "10" },
+    qps: { type: "string", default: "1000" },
+    burst: { type: "string", default: "2000" },
+    label: { type: "string", default: "ab" },
+  },
+});
+if (opts.a === undefined || opts.b === undefined) {
+  console.error("usage: bun run bench/ab.ts --a PATH --b PATH [--a-kind ours|floor] [--b-kind ours|floor] [--pairs N] [--vas N] [--cycles N] [--workers N] [--qps N] [--burst N] [--label NAME]");
+  process.exit(2);
+}
+const kindOf = (name: string): AttacherKind => {
+  if (name === "ours" || name === "floor") return name;
+  throw new Error(`--a-kind and --b-kind take ours or floor (the line each says when ready), not ${JSON.stringify(name)}`);
+};
+const sides = { A: { kind: kindOf(opts["a-kind"]), path: resolve(opts.a) }, B: { kind: kindOf(opts["b-kind"]), path: resolve(opts.b) } } as const;
+const pairs = Number(opts.pairs);
+const vas = Number(opts.vas);
+const cycles = Number(opts.cycles);
+if (![pairs, vas, cycles].every((n) => Number.isInteger(n) && n >= 1) || cycles < 2) throw new Error("--pairs and --vas must be whole numbers >= 1, --cycles >= 2 (the first cycle is the cold one)");
+
+/** One process's figures: ms to ready, CPU per 1,000 VAs of its first cycle and the median of the later ones, and peak RSS. */
+interface ProcessFigures {
+  readonly readyMs: number;
+  readonly coldCpuPer1000: number;
+  readonly warmCpuPer1000: number;
+  readonly warmSecondsPerCycle: number;
+  readonly peakRssMiB: number;
+}
+
+async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", index: number, ownPvs: { count: number }): Promise<ProcessFigures> {
+  const binary = sides[side];
+  await prepareOwnPvs(ground, vas, ownPvs);
+  await releasePvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
+  const attacher = startAttacher(binary, {
+    kubeconfig: ground.cluster.kubeconfigPath,
+    csiSocket: ground.csiSocket,
+    logDir: ground.logDir,
+    logName: `ab-${side}-${index}`,
+    args: [`--worker-threads=${opts.workers}`, `--kube-api-qps=${opts.qps}`, `--kube-api-burst=${opts.burst}`, "-v=2"],
+  });
+  try {
+    const readyMs = await attacher.waitReady();
+    const cpu: number[] = [];
+    const seconds: number[] = [];
+    for (let cycle = 0; cycle < cycles; cycle++) {
+      watch.forget();
+      const before = cpuSeconds(attacher);
+      const started = performance.now();
+      const names = await createVas(ground.admin, `ab-${side.toLowerCase()}${index}-c${cycle}`, vas);
+      await until(() => watch.countAttached(names) === names.length, attacher, `${side}${index} cycle ${cycle}: attached`);
+      await deleteVas(ground.admin, names);
+      await until(() => watch.countGone(names) === names.length, attacher, `${side}${index} cycle ${cycle}: gone`);
+      cpu.push(((cpuSeconds(attacher) - before) * 1000) / vas);
+      seconds.push((performance.now() - started) / 1000);
+    }
+    return {
+      readyMs,
+      coldCpuPer1000: cpu[0] ?? Number.NaN,
+      warmCpuPer1000: median(cpu.slice(1)),
+      warmSecondsPerCycle: median(seconds.slice(1)),
+      peakRssMiB: attacher.hwmBytes() / 1048576,
+    };
+  } finally {
+    await attacher.stop();
+  }
+}
+
+/** cpuSeconds is the attacher's CPU time to the nanosecond: clock ticks of 10 ms would be 2 % of a cycle. */
+function cpuSeconds(attacher: RunningAttacher): number {
+  return readThreadCpuSeconds(attacher.pid) ?? Number.NaN;
+}
+
+async function until(done: () => boolean, attacher: RunningAttacher, what: string): Promise<void> {
+  const deadline = performance.now() + 120_000;
+  while (!done()) {
+    if (!attacher.process.running) throw new Error(`${what}: the attacher ${attacher.process.exitDescription ?? "exited"}`);
+    if (performance.now() > deadline) throw new Error(`${what}: not within 120 s`);
+    await Bun.sleep(20);
+  }
+}
+
+await ensureComponents();
+const ground = await startBenchGround("fake", 0, "");
+const watch = await VaWatch.start(ground.cluster);
+const ownPvs = { count: 0 };
+const results: { A: ProcessFigures[]; B: ProcessFigures[] } = { A: [], B: [] };
+try {
+  for (let pair = 1; pair <= pairs; pair++) {
+    for (const side of ["A", "B"] as const) {
+      const figures = await runProcess(ground, watch, side, pair, ownPvs);
+      results[side].push(figures);
+      console.log(`[ab] pair ${pair} ${side}: ${Object.entries(figures).map(([k, v]) => `${k}=${v.toFixed(3)}`).join(" ")}`);
+    }
+  }
+} finally {
+  await watch.stop();
+  await ground.stop();
+}
+
+const keys = Object.keys(results.A[0] ?? {}) as (keyof ProcessFigures)[];
+const lines = [
+  `A/B ${opts.label}: A=${sides.A.path} (${sides.A.kind}), B=${sides.B.path} (${sides.B.kind}); ${pairs} pairs, ${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers} --kube-api-qps=${opts.qps} --kube-api-burst=${opts.burst}`,
+  "",
+  "| figure | A (median) | B (median) | A/B (median of pairs) | A/B range |",
+  "|---|---:|---:|---:|---|",
+];
+for (const key of keys) {
+  const a = results.A.map((f) => f[key]);
+  const b = results.B.map((f) => f[key]);
+  const ratios = a.map((x, i) => x / (b[i] ?? Number.NaN));
+  lines.push(`| ${key} | ${median(a).toFixed(3)} | ${median(b).toFixed(3)} | ${median(ratios).toFixed(3)} | ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)} |`);
+}
+const text = lines.join("\n");
+console.log(`\n${text}`);
+const dir = join(import.meta.dir, "results", "scratch");
+mkdirSync(dir, { recursive: true });
+const stamp = new Date().toISOString().slice(0, 16).replace(/[-:]/g, "").replace("T", "T");
+writeFileSync(join(dir, `${stamp}-ab-${opts.label}.md`), `${text}\n`);
+writeFileSync(join(dir, `${stamp}-ab-${opts.label}.json`), `${JSON.stringify({ sides, pairs, vas, cycles, results }, null, 1)}\n`);
