@@ -157,6 +157,7 @@ const text = lines.join("\n");
 console.log(`\n${text}`);
 const dir = join(import.meta.dir, "results", "scratch");
 mkdirSync(dir, { recursive: true });
-const stamp = new Date().toISOString().slice(0, 16).replace(/[-:]/g, "").replace("T", "T");
+// The full bench's stamp: 2026-11-27T1656.
+const stamp = new Date().toISOString().slice(0, 16).replace(":", "");
 writeFileSync(join(dir, `${stamp}-ab-${opts.label}.md`), `${text}\n`);
 writeFileSync(join(dir, `${stamp}-ab-${opts.label}.json`), `${JSON.stringify({ sides, pairs, vas, cycles, results }, null, 1)}\n`);
