@@ -20,18 +20,22 @@ export const glanceTableMarkers = { start: "<!-- glance:start (bun run readme:fl
 export const ratioTableMarkers = { start: "<!-- ratios:start (bun run readme:flags) -->", end: "<!-- ratios:end -->" } as const;
 
 /**
- * The reports the figures come from: the quiet runs of 2026-11-26, all of
- * one binary (DFG and FTL off, as it ships).
+ * The reports the figures come from: the quiet runs of 2026-11-27 (issue
+ * 36), and the 100,000-volume run of 2026-11-26, not repeated since. All of
+ * binaries as they shipped then (DFG and FTL off; since 2026-11-27 Bun's GC
+ * timer off too).
  */
 export const reports = {
-  /** The full run: every scenario but scale. */
-  full: "2026-11-26T1602",
-  /** Right after it: container limits on a cluster holding only the N volumes, 300 VAs waiting, 100,000 volumes. */
+  /** The full run: every scenario but scale; the container limits on a cluster holding only the N volumes. */
+  full: "2026-11-27T1733",
+  /** 100,000 volumes (and the edge sizes of 2026-11-26), from the binary of 2026-11-26. */
   edge: "2026-11-26T1652-edge-cpu-scale",
   /** Cold start with 100 VAs waiting on a fresh ground, the floor beside ours and Go. */
-  cold100: "2026-11-26T1730-cold-start-floor-100",
+  cold100: "2026-11-27T1818-cold-start-floor-100",
   /** The same with 300 VAs waiting. */
-  cold300: "2026-11-26T1730-cold-start-floor-300",
+  cold300: "2026-11-27T1819-cold-start-floor-300",
+  /** 300 VAs waiting again, on another fresh ground. */
+  cold300again: "2026-11-27T1819-cold-start-floor-300-again",
 } as const;
 
 /** ReportName names one of the reports above. */
@@ -102,9 +106,9 @@ type MemoryRow =
   | { readonly label: string; readonly basis: "peak RSS"; readonly report: ReportName; readonly scenario: string };
 
 const memoryRows: readonly MemoryRow[] = [
-  { label: "30 (an edge or k3s cluster)", basis: "limit walk", report: "edge", scenario: "container-limit-n30" },
-  { label: "300", basis: "limit walk", report: "edge", scenario: "container-limit-n300" },
-  { label: "1,000 (+ 10,000 PVs of other drivers)", basis: "limit walk", report: "full", scenario: "container-limit-n1000" },
+  { label: "30 (an edge or k3s cluster)", basis: "limit walk", report: "full", scenario: "container-limit-n30" },
+  { label: "300", basis: "limit walk", report: "full", scenario: "container-limit-n300" },
+  { label: "1,000", basis: "limit walk", report: "full", scenario: "container-limit-n1000" },
   { label: "3,000", basis: "extrapolated", volumeAttachments: 3000 },
   { label: "10,000", basis: "extrapolated", volumeAttachments: 10000 },
   { label: "100,000 (+ 10,000 PVs of other drivers)", basis: "peak RSS", report: "edge", scenario: "scale-n100000" },
@@ -227,18 +231,20 @@ const fullRows: readonly RatioRow[] = [
   { label: "RSS growth per 1,000 own attached VAs", report: "full", against: "go", cells: cells("memory", "slopeMiBPer1000") },
   { label: "p50 / p99 attach latency at 20 VA/s (p99: the rounds disagree, noise)", report: "full", against: "go", cells: cells("latency", "p50Ms", "p99Ms"), spread: true },
   fairness,
-  { label: "smallest memory limit, 30 / 300 / 1,000 VAs beside 10,000 PVs of other drivers", report: "full", against: "go", cells: cells("container-limit-n30", "smallestLimitMiB").concat(cells("container-limit-n300", "smallestLimitMiB"), cells("container-limit-n1000", "smallestLimitMiB")) },
-  { label: "smallest memory limit, 30 / 300 VAs, the cluster holding only them", report: "edge", against: "go", cells: cells("container-limit-n30", "smallestLimitMiB").concat(cells("container-limit-n300", "smallestLimitMiB")) },
+  { label: "CPU per 1,000 cycles at upstream's qps 5/burst 10, 50 VAs, 10 / 100 workers", report: "full", against: "go", cells: [...cells("throughput-w10-q5", "cpuSecondsPer1000"), ...cells("throughput-w100-q5", "cpuSecondsPer1000")] },
+  { label: "smallest memory limit, 30 / 300 / 1,000 VAs, the cluster holding only them", report: "full", against: "go", cells: cells("container-limit-n30", "smallestLimitMiB").concat(cells("container-limit-n300", "smallestLimitMiB"), cells("container-limit-n1000", "smallestLimitMiB")) },
   { label: "200 Pods through kube-controller-manager: attached / CPU per 1,000 / peak RSS", report: "full", against: "go", cells: cells("pods", "attachSeconds", "cpuSecondsPer1000", "peakRssMiB") },
   { label: "cold start, 100 VAs waiting, full run: to ready / first attach / all attached", report: "full", against: "go", cells: cells("cold-start", "readyMs", "firstAttachedMs", "allAttachedMs") },
   coldStart,
   { label: "CPU of 300 waiting VAs attached and detached, start-up included", report: "cold300", against: "go", cells: cells("cold-start", "cycleCpuS") },
+  { label: "the same on another fresh ground", report: "cold300again", against: "go", cells: cells("cold-start", "cycleCpuS") },
   { label: "100,000 volumes: exec to ready / relist after 410 Gone / all attached", report: "edge", against: "go", cells: cells("scale-n100000", "readyMs", "relistMs", "allAttachedMs") },
   { label: "100,000 volumes: settled RSS / peak RSS / CPU of the whole run", report: "edge", against: "go", cells: cells("scale-n100000", "rssSettledMiB", "hwmMiB", "cpuTotalS") },
   { label: "floor scenario, 1,000 VAs, 10 workers: CPU per 1,000 cycles / peak RSS", report: "full", against: "floor", cells: cells("floor", "cpuSecondsPer1000", "peakRssMiB") },
-  { label: "smallest memory limit, 30 / 300 VAs, the cluster holding only them", report: "edge", against: "floor", cells: cells("container-limit-n30", "smallestLimitMiB").concat(cells("container-limit-n300", "smallestLimitMiB")) },
+  { label: "smallest memory limit, 30 / 300 / 1,000 VAs, the cluster holding only them", report: "full", against: "floor", cells: cells("container-limit-n30", "smallestLimitMiB").concat(cells("container-limit-n300", "smallestLimitMiB"), cells("container-limit-n1000", "smallestLimitMiB")) },
   { label: "cold start, 100 VAs waiting: to ready / first attach / all attached", report: "cold100", against: "floor", cells: cells("cold-start", "readyMs", "firstAttachedMs", "allAttachedMs") },
   { label: "CPU of 300 waiting VAs attached and detached, start-up included", report: "cold300", against: "floor", cells: cells("cold-start", "cycleCpuS") },
+  { label: "the same on another fresh ground", report: "cold300again", against: "floor", cells: cells("cold-start", "cycleCpuS") },
 ];
 
 const ratio = (value: number): string => `${value.toFixed(2)}x`;
