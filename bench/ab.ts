@@ -26,6 +26,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/ground/components";
+import { waitForCondition } from "../test/ground/managed-process";
 import { startAttacher, type AttacherKind, type RunningAttacher } from "./lib/attacher-under-test";
 import { bulkConcurrency, createVas, deleteVas, prepareOwnPvs, releasePvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
 import { readThreadCpuSeconds } from "./lib/proc-stats";
@@ -113,13 +114,9 @@ function cpuSeconds(attacher: RunningAttacher): number {
   return readThreadCpuSeconds(attacher.pid) ?? Number.NaN;
 }
 
-async function until(done: () => boolean, attacher: RunningAttacher, what: string): Promise<void> {
-  const deadline = performance.now() + 120_000;
-  while (!done()) {
-    if (!attacher.process.running) throw new Error(`${what}: the attacher ${attacher.process.exitDescription ?? "exited"}`);
-    if (performance.now() > deadline) throw new Error(`${what}: not within 120 s`);
-    await Bun.sleep(20);
-  }
+/** until waits for `done`, failing after 120 s or at once if the attacher exits (the bench's own wait, as every scenario uses it). */
+function until(done: () => boolean, attacher: RunningAttacher, description: string): Promise<void> {
+  return waitForCondition(done, { description, timeoutMs: 120_000, watch: [attacher.process], intervalMs: 20 });
 }
 
 await ensureComponents();

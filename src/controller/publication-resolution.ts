@@ -104,7 +104,7 @@ export interface CsiNodeLookup {
  * deleted, or whose driver pod is down, must still be detachable. Attach
  * never falls back: publishing to a node the driver does not know is wrong.
  */
-export function nodeIdFor(csiNodes: CsiNodeLookup, driver: string, nodeName: string, fallbackVa?: VolumeAttachment): string {
+function nodeIdFor(csiNodes: CsiNodeLookup, driver: string, nodeName: string, fallbackVa?: VolumeAttachment): string {
   let error: Error;
   const csiNode = csiNodes.get(nodeName);
   if (csiNode) {

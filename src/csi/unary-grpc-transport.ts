@@ -23,7 +23,7 @@ function resolveUnaryGrpcTransportOptions(options: UnaryGrpcTransportOptions): R
 }
 
 /** The message of a call cut by its connection's close, as the connection-loss rule words it. */
-export const connectionClosedMessage = "connection to the CSI driver closed during the call";
+const connectionClosedMessage = "connection to the CSI driver closed during the call";
 
 // The session's origin is a placeholder: the connection is a Unix socket.
 const baseUrl = "http://localhost";

@@ -64,7 +64,7 @@ export class IdleCollector {
     if (this.running && this.timer === undefined) this.arm();
   }
 
-  /** tick is called every period; it collects when enough changes came and none since the last tick. Returns whether it collected. */
+  /** tick is called a period after the last; it collects when none came since then and this is the first collection or enough changes came. Returns whether it collected. */
   tick(): boolean {
     const quiet = this.changes === this.changesAtLastTick;
     this.changesAtLastTick = this.changes;
@@ -98,8 +98,9 @@ export class IdleCollector {
       const busy = this.changes !== this.changesAtLastTick;
       this.tick();
       this.timer = undefined;
-      // A period with changes may be followed by a quiet one to collect in; a quiet one waits for the next change.
-      if ((busy || !this.collectedOnce) && this.running) this.arm();
+      // A period with changes may be followed by a quiet one to collect in; a
+      // quiet one has collected (the first always does) or waits for the next change.
+      if (busy && this.running) this.arm();
     }, this.periodMs);
     if (typeof timer === "object") timer.unref();
     this.timer = timer;
