@@ -1,4 +1,5 @@
 import { startAttacher, type AttacherOptions, type AttacherProcess } from "../ground/attacher-process";
+import type { AttacherEnd } from "./invariants";
 
 /**
  * AttacherSupervisor keeps one compiled attacher running, as the kubelet
@@ -14,10 +15,11 @@ export class AttacherSupervisor {
   /** How each earlier incarnation ended, for the report. */
   readonly exits: string[] = [];
   /**
-   * When each earlier incarnation ended, in ms since the epoch: a replica
-   * that died stopped watching, so the judge needs to know when.
+   * Which earlier incarnation ended when: a replica that died stopped
+   * watching, and forgot what it alone had seen, so the judge needs to know
+   * when.
    */
-  readonly endsAtMs: number[] = [];
+  readonly ends: AttacherEnd[] = [];
 
   /**
    * @param name  prefix of each incarnation's log files (`<name>-<n>`); default "attacher".
@@ -98,7 +100,7 @@ export class AttacherSupervisor {
     while (!this.#stopping) {
       const code = await this.current.process.exited;
       if (this.#stopping) return;
-      this.endsAtMs.push(Date.now());
+      this.ends.push({ incarnation: `${this.name}-${this.#incarnation}`, atMs: Date.now() });
       this.exits.push(`${this.name}-${this.#incarnation}: ${this.current.process.exitDescription ?? `exited ${code}`}`);
       if (this.restartDelayMs > 0) await Bun.sleep(this.restartDelayMs);
       if (this.#stopping) return;

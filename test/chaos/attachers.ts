@@ -1,6 +1,7 @@
 import type { AdminClient } from "../ground/admin-client";
 import type { AttacherOptions } from "../ground/attacher-process";
 import { AttacherSupervisor } from "./attacher-supervisor";
+import type { AttacherEnd } from "./invariants";
 
 /**
  * Attachers is what the faults act on: one supervised attacher, or several
@@ -13,8 +14,8 @@ export interface Attachers {
   readonly incarnations: number;
   /** How each ended process ended, for the report. */
   readonly exits: readonly string[];
-  /** When each ended process ended (killed, or exited by design), in ms since the epoch. */
-  readonly endsAtMs: readonly number[];
+  /** Each ended process (killed, or exited by design) and when it ended. */
+  readonly ends: readonly AttacherEnd[];
   start(): Promise<void>;
   /** killActive ends the attacher doing the work (the only one, or the Lease holder) with SIGKILL and names it. */
   killActive(): Promise<string>;
@@ -41,8 +42,8 @@ export function singleAttacher(options: Omit<AttacherOptions, "name">): Attacher
     get exits() {
       return supervisor.exits;
     },
-    get endsAtMs() {
-      return supervisor.endsAtMs;
+    get ends() {
+      return supervisor.ends;
     },
     start: () => supervisor.start(),
     async killActive() {
@@ -101,8 +102,8 @@ export function replicatedAttachers(options: Omit<AttacherOptions, "name">, repl
     get exits() {
       return supervisors.flatMap((supervisor) => supervisor.exits);
     },
-    get endsAtMs() {
-      return supervisors.flatMap((supervisor) => supervisor.endsAtMs).sort((a, b) => a - b);
+    get ends() {
+      return supervisors.flatMap((supervisor) => supervisor.ends).sort((a, b) => a.atMs - b.atMs);
     },
     async start() {
       for (const supervisor of supervisors) await supervisor.start();

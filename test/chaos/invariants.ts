@@ -22,10 +22,22 @@ export interface Evidence {
   readonly nodeIdOf: (nodeName: string) => string;
   /** Which driver ran: its capabilities decide what the attacher can recover. */
   readonly driverKind: DriverKind;
-  /** VAs an attacher logged as vanished while still carrying our finalizer: a live replica saw their deletion. */
-  readonly vanishedSeen: readonly string[];
-  /** When each attacher process ended (killed by a fault, or exited by design), in ms since the epoch. */
-  readonly attacherEndsAtMs: readonly number[];
+  /** Each time an attacher logged a VA as vanished while still carrying our finalizer: that replica saw its deletion. */
+  readonly vanishedSeen: readonly VanishSighting[];
+  /** Each attacher process that ended (killed by a fault, or exited by design), and when. */
+  readonly attacherEnds: readonly AttacherEnd[];
+}
+
+/** VanishSighting: attacher process `by` (its incarnation's name) logged VA `va` as vanished with our finalizer on. */
+export interface VanishSighting {
+  readonly va: string;
+  readonly by: string;
+}
+
+/** AttacherEnd: attacher process `incarnation` ended at `atMs`, in ms since the epoch. */
+export interface AttacherEnd {
+  readonly incarnation: string;
+  readonly atMs: number;
 }
 
 /**
@@ -124,9 +136,13 @@ function judge(evidence: Evidence): Judge {
 
 /** The promise that a deleted VA's volume was released; a blind driver's unwatched sweeps are its only exception. */
 const unpublishedBeforeGoneName =
-  "every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it; with a blind driver, unless no live replica saw it vanish), and stays unpublished";
+  "every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it; with a blind driver, unless no replica that saw it vanish lived to unpublish it), and stays unpublished";
 
-/** How long after a VA's deletion a live replica's watch surely showed it; an attacher that ended later had seen it. */
+/**
+ * How long after a VA's deletion a live replica's watch surely showed it,
+ * and its unpublish surely finished: an attacher that ended later had seen
+ * it and had time to unpublish it.
+ */
 const watchSeesDeletionWithinMs = 10_000;
 
 /**
@@ -243,21 +259,28 @@ function notReleased({ evidence, volume, callsOf }: Judge, life: VaLife): string
 /**
  * unwatchedSweep: with a blind driver a restart or leader change recovers
  * nothing, because no PV of ours tells a publish lost to the delete race
- * apart from a volume detached normally. So a VA the race took may stay
- * published when no live replica saw it vanish, which takes both: no
- * attacher logged it as vanished, and an attacher process ended between its
- * last publish and a while after the deletion (the replica that published
- * it died before its watch showed the deletion). Anything else is still
- * broken; a listing driver has no such case, as its reconciler finds the
- * publish.
+ * apart from a volume detached normally. Only the replica that saw the VA
+ * vanish knows to unpublish it, and only in memory. So a VA the race took
+ * may stay published when no replica lived to unpublish it:
+ * - no attacher logged it as vanished, and an attacher process ended
+ *   between its last publish and a while after the deletion (the replica
+ *   that published it died before its watch showed the deletion); or
+ * - every attacher that logged it as vanished ended in that same window
+ *   (killed before its unpublish finished, as the fault that kills the
+ *   attacher during ControllerUnpublishVolume may do).
+ * Anything else is still broken: a replica that saw the VA vanish and lived
+ * on had to unpublish it. A listing driver has no such case, as its
+ * reconciler finds the publish.
  */
 function unwatchedSweep({ evidence, callsOf }: Judge, life: VaLife): boolean {
   if (evidence.driverKind !== "blind" || !life.swept || life.goneAtMs === undefined) return false;
-  if (evidence.vanishedSeen.includes(life.name)) return false;
   const lastPublish = callsOf(life).filter((call) => call.method === "ControllerPublishVolume" && call.applied).at(-1);
   if (lastPublish === undefined) return false;
   const until = life.goneAtMs + watchSeesDeletionWithinMs;
-  return evidence.attacherEndsAtMs.some((endedAt) => endedAt >= lastPublish.startedAtMs && endedAt <= until);
+  const endedInWindow = (end: AttacherEnd): boolean => end.atMs >= lastPublish.startedAtMs && end.atMs <= until;
+  const witnesses = evidence.vanishedSeen.filter((sighting) => sighting.va === life.name).map((sighting) => sighting.by);
+  if (witnesses.length === 0) return evidence.attacherEnds.some(endedInWindow);
+  return witnesses.every((witness) => evidence.attacherEnds.some((end) => end.incarnation === witness && endedInWindow(end)));
 }
 
 /** One OK unpublish of a volume from a node the driver never had it published on. */
@@ -293,7 +316,7 @@ function judgeUnpublishes({ evidence, lives, volume, calls }: Judge): { judged: 
   const vasOf = new Map<string, VaLife[]>();
   for (const life of lives) vasOf.set(pairOf(life), [...(vasOf.get(pairOf(life)) ?? []), life]);
   // The VAs that may each cost one stray unpublish, until they have.
-  const allowance = new Map(lives.filter((life) => life.swept && evidence.vanishedSeen.includes(life.name)).map((life) => [pairOf(life), life.name]));
+  const allowance = new Map(lives.filter((life) => life.swept && evidence.vanishedSeen.some((sighting) => sighting.va === life.name)).map((life) => [pairOf(life), life.name]));
   let judged = 0;
   const strays: StrayUnpublish[] = [];
   for (const [volumeId, list] of calls) {

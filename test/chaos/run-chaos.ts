@@ -11,7 +11,7 @@ import { replicatedAttachers, singleAttacher } from "./attachers";
 import { Churn } from "./churn";
 import { EtcdHistory } from "./etcd-history";
 import { faults, faultsTogether } from "./faults";
-import { checkInvariants, countCalls, leftPublishedUnwatched, sweptByApiserver, type CallCounts, type DriverKind, type InvariantResult } from "./invariants";
+import { checkInvariants, countCalls, leftPublishedUnwatched, sweptByApiserver, type VanishSighting, type CallCounts, type DriverKind, type InvariantResult } from "./invariants";
 import { seededRandom } from "../ground/seeded-random";
 
 /** Options of {@link runChaos}. */
@@ -151,20 +151,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await attachers.stop();
     await history.stop();
     const journal = readJournal(stateDir);
-    const evidence = { history: history.changes, journal, published, driverName, finalizer, nodeIdOf, driverKind, vanishedSeen: vanishedInLogs(dir), attacherEndsAtMs: attachers.endsAtMs };
+    const evidence = { history: history.changes, journal, published, driverName, finalizer, nodeIdOf, driverKind, vanishedSeen: vanishedInLogs(dir), attacherEnds: attachers.ends };
     const invariants = checkInvariants(evidence);
     const swept = sweptByApiserver(evidence);
     const unwatched = leftPublishedUnwatched(evidence);
     const calls = countCalls(evidence);
     print(`chaos: kube-apiserver deleted ${swept.length} VA(s) despite our finalizer (kubernetes#77988)${swept.length > 0 ? `: ${swept.join(", ")}` : ""}`);
-    print(`chaos: left published with no live replica to see the VA vanish (${driverKind} driver): ${unwatched.length}${unwatched.length > 0 ? `: ${unwatched.join(", ")}` : ""}`);
+    print(`chaos: left published with no replica that saw the VA vanish living to unpublish it (${driverKind} driver): ${unwatched.length}${unwatched.length > 0 ? `: ${unwatched.join(", ")}` : ""}`);
     print(
       `chaos: calls: ${calls.publishes} publishes, ${calls.unpublishes} unpublishes, ${calls.strayUnpublishes} stray unpublishes (${calls.allowed.length} allowed for swept VAs${calls.allowed.length > 0 ? `: ${calls.allowed.join(", ")}` : ""}; ${calls.detaches} a deleted VA's own detach; ${calls.beyond} beyond the rule)`,
     );
     for (const stray of calls.strays.slice(0, 20)) print(`chaos:   stray: ${stray}`);
     if (invariants.some((result) => result.violations.length > 0)) {
       // The evidence the judge used, kept beside the logs for whoever investigates.
-      writeFileSync(join(dir, "evidence.json"), JSON.stringify({ invariants, calls, leftPublishedUnwatched: unwatched, history: history.changes, published, attacherEndsAtMs: evidence.attacherEndsAtMs, vanishedSeen: evidence.vanishedSeen }, null, 1));
+      writeFileSync(join(dir, "evidence.json"), JSON.stringify({ invariants, calls, leftPublishedUnwatched: unwatched, history: history.changes, published, attacherEnds: evidence.attacherEnds, vanishedSeen: evidence.vanishedSeen }, null, 1));
     }
     for (const result of invariants) {
       print(`chaos: invariant ${result.violations.length === 0 ? "held" : "BROKEN"}: ${result.name} (${result.checked} checked)`);
@@ -219,27 +219,28 @@ async function settle(admin: AdminClient, timeoutMs: number): Promise<void> {
   throw new Error(`not settled within ${timeoutMs} ms: ${unsettled.slice(0, 20).join(", ")}${unsettled.length > 20 ? ", ..." : ""}`);
 }
 
-/** attacherLogs reads every attacher process's stderr log in the run's directory. */
-function attacherLogs(dir: string): string[] {
+/** attacherLogs reads every attacher process's stderr log in the run's directory, with the incarnation it belongs to. */
+function attacherLogs(dir: string): { incarnation: string; log: string }[] {
+  const suffix = ".stderr.log";
   return readdirSync(dir)
-    .filter((name) => (name.startsWith("attacher-") || name.startsWith("chaos-replica-")) && name.endsWith(".stderr.log"))
-    .map((name) => readFileSync(join(dir, name), "utf8"));
+    .filter((name) => (name.startsWith("attacher-") || name.startsWith("chaos-replica-")) && name.endsWith(suffix))
+    .map((name) => ({ incarnation: name.slice(0, -suffix.length), log: readFileSync(join(dir, name), "utf8") }));
 }
 
 function countInLogs(dir: string, needle: string): number {
-  return attacherLogs(dir).reduce((sum, log) => sum + log.split(needle).length - 1, 0);
+  return attacherLogs(dir).reduce((sum, { log }) => sum + log.split(needle).length - 1, 0);
 }
 
-/** vanishedInLogs names the VAs some attacher logged as vanished with our finalizer on: a live replica saw them go. */
-function vanishedInLogs(dir: string): string[] {
-  const names = new Set<string>();
-  for (const log of attacherLogs(dir)) {
+/** vanishedInLogs finds each time an attacher logged a VA as vanished with our finalizer on, and which incarnation (its log's name) did. */
+function vanishedInLogs(dir: string): VanishSighting[] {
+  const sightings: VanishSighting[] = [];
+  for (const { incarnation, log } of attacherLogs(dir)) {
     for (const line of log.split("\n")) {
       if (!line.includes(vanishedLine)) continue;
       const va = /\bva="([^"]+)"/.exec(line)?.[1];
-      if (va !== undefined) names.add(va);
+      if (va !== undefined) sightings.push({ va, by: incarnation });
     }
   }
-  return [...names];
+  return sightings;
 }
 

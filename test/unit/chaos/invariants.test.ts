@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
 import type { ObjectChange, StoredObject } from "../../chaos/etcd-history";
-import { checkInvariants, countCalls, leftPublishedUnwatched, sweptByApiserver, type Evidence } from "../../chaos/invariants";
+import { checkInvariants, countCalls, leftPublishedUnwatched, sweptByApiserver, type AttacherEnd, type Evidence } from "../../chaos/invariants";
 import type { JournalEntry } from "../../ground/fake-csi-driver/state-dir";
 
 /**
@@ -64,12 +64,12 @@ function goodLife(): Evidence {
     nodeIdOf: (node) => `${node}-id`,
     driverKind: "blind",
     vanishedSeen: [],
-    attacherEndsAtMs: [],
+    attacherEnds: [],
   };
 }
 
 const released =
-  "every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it; with a blind driver, unless no live replica saw it vanish), and stays unpublished";
+  "every deleted VA that was published was unpublished before it vanished (after, if kube-apiserver's delete race took it; with a blind driver, unless no replica that saw it vanish lived to unpublish it), and stays unpublished";
 const noStray =
   "no stray unpublish (of a volume from a node the driver never had it published on) but a deleted VA's detach on its node and one per VA the delete race took that a live replica saw vanish";
 
@@ -230,7 +230,7 @@ describe("chaos call counts", () => {
 
   it("allows one stray unpublish per VA the delete race took that a live replica saw vanish, and names the VA", () => {
     // The race took the VA before its publish was sent; the replica that saw it vanish unpublished anyway.
-    const evidence = { ...sweptLife([call("ControllerUnpublishVolume", "vol-1", 50)]), vanishedSeen: ["1"] };
+    const evidence = { ...sweptLife([call("ControllerUnpublishVolume", "vol-1", 50)]), vanishedSeen: [{ va: "1", by: "attacher-1" }] };
     expect({ calls: countCalls(evidence), broken: broken(evidence) }).toEqual({
       calls: {
         publishes: 0,
@@ -246,7 +246,7 @@ describe("chaos call counts", () => {
   });
 
   it("allows no second stray unpublish for the same swept VA", () => {
-    const evidence = { ...sweptLife([call("ControllerUnpublishVolume", "vol-1", 50), call("ControllerUnpublishVolume", "vol-1", 51)]), vanishedSeen: ["1"] };
+    const evidence = { ...sweptLife([call("ControllerUnpublishVolume", "vol-1", 50), call("ControllerUnpublishVolume", "vol-1", 51)]), vanishedSeen: [{ va: "1", by: "attacher-1" }] };
     expect(broken(evidence)).toEqual({ [noStray]: [`vol-1 unpublished from node-a-id at ${new Date(51).toISOString()}, where the driver never had it published (VA 1)`] });
   });
 
@@ -256,39 +256,51 @@ describe("chaos call counts", () => {
   });
 
   it("counts a VA deleted the normal way under its detach, not under the delete race's allowance, even if a replica logged it as vanished", () => {
-    const normal = { ...goodLife(), journal: [call("ControllerUnpublishVolume", "vol-1", 50)], vanishedSeen: ["1"] };
+    const normal = { ...goodLife(), journal: [call("ControllerUnpublishVolume", "vol-1", 50)], vanishedSeen: [{ va: "1", by: "attacher-1" }] };
     expect({ broken: broken(normal), calls: countCalls(normal) }).toMatchObject({ broken: {}, calls: { strayUnpublishes: 1, allowed: [], detaches: 1, beyond: 0 } });
   });
 });
 
 describe("a blind driver's unwatched sweep", () => {
+  const ended = (incarnation: string, atMs: number): AttacherEnd => ({ incarnation, atMs });
+
   /** Swept at 18 while its publish (started at 19, applied at 20) was in flight, and never unpublished: the volume stays published. */
   function leftPublished(extra: Partial<Evidence>): Evidence {
     return { ...sweptLife([call("ControllerPublishVolume", "vol-1", 20)]), published: { "vol-1": ["node-a-id"] }, ...extra };
   }
 
   it("excuses a swept VA left published when no replica logged it as vanished and an attacher ended between its last publish and 10 s after its deletion, and names it", () => {
-    const evidence = leftPublished({ attacherEndsAtMs: [19, 10_018] });
+    const evidence = leftPublished({ attacherEnds: [ended("attacher-1", 19), ended("attacher-2", 10_018)] });
     expect({ broken: broken(evidence), unwatched: leftPublishedUnwatched(evidence) }).toEqual({ broken: {}, unwatched: ["1"] });
   });
 
-  it("does not excuse it when an attacher logged the VA as vanished: that replica had to unpublish", () => {
-    const evidence = leftPublished({ attacherEndsAtMs: [25], vanishedSeen: ["1"] });
+  it("does not excuse it when an attacher that logged the VA as vanished lived on: that replica had to unpublish", () => {
+    const evidence = leftPublished({ attacherEnds: [ended("attacher-1", 25)], vanishedSeen: [{ va: "1", by: "attacher-2" }] });
+    expect({ broken: broken(evidence), unwatched: leftPublishedUnwatched(evidence) }).toEqual({ broken: { [released]: ["1: no unpublish of vol-1 after its last publish"] }, unwatched: [] });
+  });
+
+  it("excuses it when every attacher that logged the VA as vanished ended within 10 s of its deletion, before its unpublish finished, and names it", () => {
+    const evidence = leftPublished({ attacherEnds: [ended("attacher-1", 25), ended("attacher-2", 10_018)], vanishedSeen: [{ va: "1", by: "attacher-1" }, { va: "1", by: "attacher-2" }] });
+    expect({ broken: broken(evidence), unwatched: leftPublishedUnwatched(evidence) }).toEqual({ broken: {}, unwatched: ["1"] });
+  });
+
+  it("does not excuse it when an attacher that logged the VA as vanished ended more than 10 s after its deletion: it had time to unpublish", () => {
+    const evidence = leftPublished({ attacherEnds: [ended("attacher-1", 10_019)], vanishedSeen: [{ va: "1", by: "attacher-1" }] });
     expect({ broken: broken(evidence), unwatched: leftPublishedUnwatched(evidence) }).toEqual({ broken: { [released]: ["1: no unpublish of vol-1 after its last publish"] }, unwatched: [] });
   });
 
   it("does not excuse it when no attacher ended between its last publish and 10 s after its deletion", () => {
-    const evidence = leftPublished({ attacherEndsAtMs: [18, 10_019] });
+    const evidence = leftPublished({ attacherEnds: [ended("attacher-1", 18), ended("attacher-2", 10_019)] });
     expect({ broken: broken(evidence), unwatched: leftPublishedUnwatched(evidence) }).toEqual({ broken: { [released]: ["1: no unpublish of vol-1 after its last publish"] }, unwatched: [] });
   });
 
   it("does not excuse it with a listing driver: the reconciler's first pass must find the publish", () => {
-    const evidence = leftPublished({ attacherEndsAtMs: [25], driverKind: "listing" });
+    const evidence = leftPublished({ attacherEnds: [ended("attacher-1", 25)], driverKind: "listing" });
     expect({ broken: broken(evidence), unwatched: leftPublishedUnwatched(evidence) }).toEqual({ broken: { [released]: ["1: no unpublish of vol-1 after its last publish"] }, unwatched: [] });
   });
 
   it("does not excuse a VA deleted the normal way and left published", () => {
-    const evidence = { ...goodLife(), journal: [call("ControllerPublishVolume", "vol-1", 20)], published: { "vol-1": ["node-a-id"] }, attacherEndsAtMs: [25] };
+    const evidence = { ...goodLife(), journal: [call("ControllerPublishVolume", "vol-1", 20)], published: { "vol-1": ["node-a-id"] }, attacherEnds: [ended("attacher-1", 25)] };
     expect(leftPublishedUnwatched(evidence)).toEqual([]);
     expect(Object.keys(broken(evidence))).toContain(released);
   });
