@@ -10,6 +10,7 @@
  */
 import { $ } from "bun";
 import { crossTargets, defaultOutfile } from "./build/build-targets";
+import { planShards } from "./test/e2e-shards";
 
 interface Counts {
   passed: number;
@@ -53,16 +54,16 @@ async function bunTest(timeoutMs: number, paths: readonly string[], streaming = 
 }
 
 /**
- * Runs the test files under `dir` in `shards` bun test processes at once.
- * End-to-end tests spend most of their time waiting (for back-off, leases,
- * watches), not computing, so two shards nearly halve the wall time even on
- * two cores. Each file starts its own cluster, so shards share nothing.
+ * Runs the test files under `dir` in `shards` bun test processes at once,
+ * dealt by expected duration (see planShards). End-to-end tests spend most
+ * of their time waiting (for back-off, leases, watches, alerts), not
+ * computing, so shards cut the wall time even on two cores. Each file
+ * starts its own cluster, so shards share nothing.
  */
 async function bunTestSharded(timeoutMs: number, dir: string, shards: number): Promise<void> {
-  const files = [...new Bun.Glob(`${dir}/**/*.test.ts`).scanSync(".")].sort();
-  const groups: string[][] = Array.from({ length: Math.max(1, shards) }, () => []);
-  files.forEach((file, index) => groups[index % groups.length]?.push(file));
-  await Promise.all(groups.filter((group) => group.length > 0).map((group) => bunTest(timeoutMs, group, shards <= 1)));
+  const files = [...new Bun.Glob(`${dir}/**/*.test.ts`).scanSync(".")];
+  const groups = planShards(files, shards);
+  await Promise.all(groups.map((group) => bunTest(timeoutMs, group, groups.length <= 1)));
 }
 
 await step("typecheck", async () => {
@@ -97,7 +98,7 @@ await step("image", async () => {
 });
 await step("unit tests", () => bunTest(30_000, ["test/unit", "bench/test"]));
 // E2E_SHARDS=1 runs them one file after another, with the report streamed.
-const e2eShards = Number(process.env["E2E_SHARDS"] ?? 2);
+const e2eShards = Number(process.env["E2E_SHARDS"] ?? 3);
 await step(`end-to-end tests (${e2eShards} shards)`, () => bunTestSharded(180_000, "test/e2e", e2eShards));
 // The chaos suites at CI size, alone: their faults (SIGKILLs, compaction,
 // driver restarts) would starve the shards' time-bounded waits. One attacher,
