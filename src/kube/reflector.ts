@@ -34,7 +34,16 @@ export interface ReflectorOptions<T extends KubeObject> {
 
 interface WatchEvent {
   type?: string;
-  object?: { metadata?: { resourceVersion?: string }; code?: number; reason?: string; message?: string };
+  object?: { metadata?: { resourceVersion?: string; annotations?: Record<string, string> }; code?: number; reason?: string; message?: string };
+}
+
+/** The annotation of the bookmark that ends a watch-list's initial events: the store is then complete at its resourceVersion. */
+export const initialEventsEndAnnotation = "k8s.io/initial-events-end";
+
+/** A sync in progress on a watch-list stream: the store being replaced, and how many objects came. */
+interface InitialEvents<T extends KubeObject> {
+  readonly replacing: { add(object: T): void; finish(): void };
+  count: number;
 }
 
 type ResolvedReflectorOptions<T extends KubeObject> = Required<ReflectorOptions<T>>;
@@ -50,10 +59,17 @@ function resolveReflectorOptions<T extends KubeObject>(options: ReflectorOptions
 }
 
 /**
- * Reflector keeps a Store in step with the API server for one kind: a paged
- * list, then a watch from the list's resourceVersion with bookmarks, as
- * client-go's reflector does. It replaces informers at a fraction of their
- * memory, because the store keeps slim objects only.
+ * Reflector keeps a Store in step with the API server for one kind, as
+ * client-go's reflector does with its WatchListClient feature on (the
+ * default of client-go v0.37, which upstream's v4.13.0 is built with): one
+ * watch that first streams every object (sendInitialEvents) and marks the
+ * end with a bookmark, then carries on as an ordinary watch. A watch-list is
+ * one request, however many objects, so --kube-api-qps does not ration a
+ * sync page by page, and the server streams it from its watch cache instead
+ * of serving pages. A server that refuses or breaks it gets a paged list and
+ * a watch from the list's resourceVersion instead, as client-go falls back.
+ * It replaces informers at a fraction of their memory, because the store
+ * keeps slim objects only.
  */
 export class Reflector<T extends KubeObject> {
   private readonly options: ResolvedReflectorOptions<T>;
@@ -71,15 +87,13 @@ export class Reflector<T extends KubeObject> {
     return new Promise((resolve) => this.syncedWaiters.push(resolve));
   }
 
-  /** run lists and watches until `signal` aborts. */
+  /** run syncs and watches until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    const { log, kind } = this.options;
     const backoff = new Backoff(this.options.backoff);
     while (!signal.aborted) {
       try {
-        if (this.resourceVersion === "") await this.list(signal);
         const started = performance.now();
-        const events = await this.watch(signal);
+        const events = this.resourceVersion === "" ? await this.syncAndWatch(signal) : await this.watch(signal);
         if (events > 0 || performance.now() - started >= 1000) {
           // A watch that ended normally (server timeout) is simply renewed.
           backoff.reset();
@@ -89,6 +103,7 @@ export class Reflector<T extends KubeObject> {
         // down. Renewing it at once would spin; treat it as a failure.
         throw new Error("watch closed immediately without events");
       } catch (e: unknown) {
+        const { log, kind } = this.options;
         if (signal.aborted) return;
         if (isExpired(e)) {
           // Our resourceVersion was compacted away: only a fresh list can
@@ -106,9 +121,27 @@ export class Reflector<T extends KubeObject> {
     }
   }
 
+  /**
+   * syncAndWatch fills the store from nothing (start, or after 410 Gone)
+   * and watches on: through a watch-list, or, when the server refuses or
+   * breaks it before its initial events end, a paged list and then a watch.
+   * Returns how many watch events it applied.
+   */
+  private async syncAndWatch(signal: AbortSignal): Promise<number> {
+    try {
+      return await this.watch(signal, "with initial events");
+    } catch (e: unknown) {
+      // Once the initial events ended this was an ordinary watch, and fails as one.
+      if (signal.aborted || this.resourceVersion !== "") throw e;
+      const { log, kind } = this.options;
+      log.warn("The watch-list request failed, falling back to a paged list", { kind, err: e });
+      await this.list(signal);
+      return this.watch(signal);
+    }
+  }
+
   private async list(signal: AbortSignal): Promise<void> {
     const { client, path, pageSize, store } = this.options;
-    const { kind, log } = this.options;
     // Each page goes into the store as it arrives: no list-sized array of
     // parsed objects next to the cache (see Store.startReplace).
     const replacing = store.startReplace();
@@ -126,6 +159,12 @@ export class Reflector<T extends KubeObject> {
       signal,
     );
     replacing.finish();
+    this.synced(resourceVersion, count);
+  }
+
+  /** synced records that the store holds every object as of `resourceVersion`, and wakes whoever waits for the first sync. */
+  private synced(resourceVersion: string, count: number): void {
+    const { kind, log } = this.options;
     this.resourceVersion = resourceVersion;
     // At 2, as client-go's "Caches populated": a relist after 410 Gone is
     // otherwise invisible in the log until something goes wrong.
@@ -136,26 +175,41 @@ export class Reflector<T extends KubeObject> {
     }
   }
 
-  /** watch applies events until the stream ends, and returns how many it applied. */
-  private async watch(signal: AbortSignal): Promise<number> {
-    const { path, minWatchTimeoutSeconds } = this.options;
+  /**
+   * watch applies events until the stream ends, and returns how many it
+   * applied. Without a resourceVersion to start from, it asks for the
+   * initial events first (a watch-list) and throws if the stream ends
+   * before their end.
+   */
+  private async watch(signal: AbortSignal, initial?: "with initial events"): Promise<number> {
+    const { path, minWatchTimeoutSeconds, store } = this.options;
     // Randomized so that many watchers do not all reconnect at once.
     const timeoutSeconds = Math.floor(minWatchTimeoutSeconds * (1 + Math.random()));
-    const query = new URLSearchParams({
-      watch: "true",
-      allowWatchBookmarks: "true",
-      resourceVersion: this.resourceVersion,
-      timeoutSeconds: String(timeoutSeconds),
-    });
+    const query = new URLSearchParams({ watch: "true", allowWatchBookmarks: "true", timeoutSeconds: String(timeoutSeconds) });
+    // A watch-list's initial events are as fresh as a consistent list: no resourceVersion, NotOlderThan it.
+    if (initial) {
+      query.set("sendInitialEvents", "true");
+      query.set("resourceVersionMatch", "NotOlderThan");
+    } else {
+      query.set("resourceVersion", this.resourceVersion);
+    }
+    const initialEvents = initial ? { replacing: store.startReplace(), count: 0 } : undefined;
     // The server ends the watch after timeoutSeconds; our own abort also
     // covers a half-open connection that would otherwise hang forever.
-    return withDeadline(signal, (timeoutSeconds + 30) * 1000, (watchSignal) => this.applyEvents(`${path}?${query}`, watchSignal));
+    return withDeadline(signal, (timeoutSeconds + 30) * 1000, (watchSignal) => this.applyEvents(`${path}?${query}`, watchSignal, initialEvents));
   }
 
-  /** applyEvents applies one watch stream's events to the store until it ends, and returns how many it applied. */
-  private async applyEvents(watchPath: string, signal: AbortSignal): Promise<number> {
+  /**
+   * applyEvents applies one watch stream's events to the store until it
+   * ends, and returns how many it applied. While `initial` is set, objects
+   * go into its replacement of the store, and only the bookmark that ends
+   * them sets the resourceVersion (each initial object carries its own,
+   * in no order).
+   */
+  private async applyEvents(watchPath: string, signal: AbortSignal, initial: InitialEvents<T> | undefined): Promise<number> {
     const { client, store } = this.options;
     let events = 0;
+    let pending = initial;
     for await (const raw of client.stream(watchPath, signal)) {
       events++;
       const event = raw as WatchEvent;
@@ -163,7 +217,10 @@ export class Reflector<T extends KubeObject> {
         case "ADDED":
         case "MODIFIED": {
           const object = this.parseOrSkip(event.object);
-          if (object) store.upsert(object);
+          if (object && pending) {
+            pending.replacing.add(object);
+            pending.count++;
+          } else if (object) store.upsert(object);
           break;
         }
         case "DELETED": {
@@ -173,7 +230,13 @@ export class Reflector<T extends KubeObject> {
         }
         case "BOOKMARK":
           // Bookmarks only move our resourceVersion forward, so that a
-          // reconnect after a quiet period does not fall off etcd's window.
+          // reconnect after a quiet period does not fall off etcd's window;
+          // the one that ends a watch-list's initial events completes the sync.
+          if (pending && event.object?.metadata?.annotations?.[initialEventsEndAnnotation] === "true") {
+            pending.replacing.finish();
+            this.synced(event.object.metadata.resourceVersion ?? "", pending.count);
+            pending = undefined;
+          }
           break;
         case "ERROR":
           // The server's Status for a compacted resourceVersion: the error a
@@ -184,8 +247,9 @@ export class Reflector<T extends KubeObject> {
           throw new Error(`unexpected watch event type ${JSON.stringify(event.type)}`);
       }
       const next = event.object?.metadata?.resourceVersion;
-      if (next) this.resourceVersion = next;
+      if (next && !pending) this.resourceVersion = next;
     }
+    if (pending) throw new Error("the watch-list ended before the server marked the end of its initial events");
     return events;
   }
 
