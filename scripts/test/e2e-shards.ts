@@ -23,6 +23,7 @@ export const slowFileSeconds: Readonly<Record<string, number>> = {
   "test/e2e/reconciler.test.ts": 17,
   "test/e2e/image-build.test.ts": 15,
   "test/e2e/kube-auth.test.ts": 15,
+  "test/e2e/watch-list.test.ts": 30,
 };
 
 /** What a file not in slowFileSeconds is expected to take: a few seconds of tests plus its cluster's start. */
