@@ -17,10 +17,12 @@
  * (--worker-threads, --kube-api-qps, --kube-api-burst, -v=2), against the
  * fault driver with no latency, and each process starts with the PVs
  * released from the attacher finalizer, so each first cycle pays the same
- * writes.
+ * writes. `--foreign-pvs N` puts N PVs of another driver on the ground
+ * first, which every start-up syncs (a shared cluster's); `--b-kind go`
+ * (or `--a-kind go`) runs upstream's attacher on one side.
  *
  *   bun run bench/ab.ts --a dist/csi-attacher --b /tmp/csi-attacher-main [--pairs 6] [--vas 200] [--cycles 4]
- *                       [--workers 10] [--qps 1000] [--burst 2000] [--label NAME]
+ *                       [--workers 10] [--qps 1000] [--burst 2000] [--foreign-pvs N] [--label NAME]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -28,7 +30,7 @@ import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/ground/components";
 import { waitForCondition } from "../test/ground/managed-process";
 import { startAttacher, type AttacherKind, type RunningAttacher } from "./lib/attacher-under-test";
-import { bulkConcurrency, createVas, deleteVas, prepareOwnPvs, releasePvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
+import { bulkConcurrency, createForeignPvs, createVas, deleteVas, prepareOwnPvs, releasePvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
 import { readThreadCpuSeconds } from "./lib/proc-stats";
 import { median } from "./lib/stats";
 import { VaWatch } from "./lib/va-watch";
@@ -45,26 +47,30 @@ const { values: opts } = parseArgs({
     workers: { type: "string", default: "10" },
     qps: { type: "string", default: "1000" },
     burst: { type: "string", default: "2000" },
+    "foreign-pvs": { type: "string", default: "0" },
     label: { type: "string", default: "ab" },
   },
 });
 if (opts.a === undefined || opts.b === undefined) {
-  console.error("usage: bun run bench/ab.ts --a PATH --b PATH [--a-kind ours|floor] [--b-kind ours|floor] [--pairs N] [--vas N] [--cycles N] [--workers N] [--qps N] [--burst N] [--label NAME]");
+  console.error("usage: bun run bench/ab.ts --a PATH --b PATH [--a-kind ours|go|floor] [--b-kind ours|go|floor] [--pairs N] [--vas N] [--cycles N] [--workers N] [--qps N] [--burst N] [--foreign-pvs N] [--label NAME]");
   process.exit(2);
 }
 const kindOf = (name: string): AttacherKind => {
-  if (name === "ours" || name === "floor") return name;
-  throw new Error(`--a-kind and --b-kind take ours or floor (the line each says when ready), not ${JSON.stringify(name)}`);
+  if (name === "ours" || name === "floor" || name === "go") return name;
+  throw new Error(`--a-kind and --b-kind take ours, go or floor (the line each says when ready), not ${JSON.stringify(name)}`);
 };
 const sides = { A: { kind: kindOf(opts["a-kind"]), path: resolve(opts.a) }, B: { kind: kindOf(opts["b-kind"]), path: resolve(opts.b) } } as const;
 const pairs = Number(opts.pairs);
 const vas = Number(opts.vas);
 const cycles = Number(opts.cycles);
+const foreignPvs = Number(opts["foreign-pvs"]);
 if (![pairs, vas, cycles].every((n) => Number.isInteger(n) && n >= 1) || cycles < 2) throw new Error("--pairs and --vas must be whole numbers >= 1, --cycles >= 2 (the first cycle is the cold one)");
+if (!Number.isInteger(foreignPvs) || foreignPvs < 0) throw new Error("--foreign-pvs must be a whole number >= 0");
 
-/** One process's figures: ms to ready, CPU per 1,000 VAs of its first cycle and the median of the later ones, and peak RSS. */
+/** One process's figures: ms and CPU seconds from exec to ready, CPU per 1,000 VAs of its first cycle and the median of the later ones, and peak RSS. */
 interface ProcessFigures {
   readonly readyMs: number;
+  readonly cpuToReadyS: number;
   readonly coldCpuPer1000: number;
   readonly warmCpuPer1000: number;
   readonly warmSecondsPerCycle: number;
@@ -84,6 +90,7 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
   });
   try {
     const readyMs = await attacher.waitReady();
+    const cpuToReadyS = cpuSeconds(attacher);
     const cpu: number[] = [];
     const seconds: number[] = [];
     for (let cycle = 0; cycle < cycles; cycle++) {
@@ -99,6 +106,7 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
     }
     return {
       readyMs,
+      cpuToReadyS,
       coldCpuPer1000: cpu[0] ?? Number.NaN,
       warmCpuPer1000: median(cpu.slice(1)),
       warmSecondsPerCycle: median(seconds.slice(1)),
@@ -121,6 +129,7 @@ function until(done: () => boolean, attacher: RunningAttacher, description: stri
 
 await ensureComponents();
 const ground = await startBenchGround("fake", 0, "");
+if (foreignPvs > 0) await createForeignPvs(ground.admin, 0, foreignPvs);
 const watch = await VaWatch.start(ground.cluster);
 const ownPvs = { count: 0 };
 const results: { A: ProcessFigures[]; B: ProcessFigures[] } = { A: [], B: [] };
@@ -139,7 +148,7 @@ try {
 
 const keys = Object.keys(results.A[0] ?? {}) as (keyof ProcessFigures)[];
 const lines = [
-  `A/B ${opts.label}: A=${sides.A.path} (${sides.A.kind}), B=${sides.B.path} (${sides.B.kind}); ${pairs} pairs, ${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers} --kube-api-qps=${opts.qps} --kube-api-burst=${opts.burst}`,
+  `A/B ${opts.label}: A=${sides.A.path} (${sides.A.kind}), B=${sides.B.path} (${sides.B.kind}); ${pairs} pairs, ${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers} --kube-api-qps=${opts.qps} --kube-api-burst=${opts.burst}${foreignPvs > 0 ? `; ${foreignPvs} PVs of another driver on the ground` : ""}`,
   "",
   "| figure | A (median) | B (median) | A/B (median of pairs) | A/B range |",
   "|---|---:|---:|---:|---|",
@@ -157,4 +166,4 @@ mkdirSync(dir, { recursive: true });
 // The full bench's stamp: 2026-11-27T1656.
 const stamp = new Date().toISOString().slice(0, 16).replace(":", "");
 writeFileSync(join(dir, `${stamp}-ab-${opts.label}.md`), `${text}\n`);
-writeFileSync(join(dir, `${stamp}-ab-${opts.label}.json`), `${JSON.stringify({ sides, pairs, vas, cycles, results }, null, 1)}\n`);
+writeFileSync(join(dir, `${stamp}-ab-${opts.label}.json`), `${JSON.stringify({ sides, pairs, vas, cycles, foreignPvs, results }, null, 1)}\n`);
