@@ -102,16 +102,21 @@ describe("a driver that closes the connection mid-call", () => {
 });
 
 describe("an API server answering what the attacher cannot read", () => {
-  it("logs one line naming the request for a list answered with garbage, and lists again", async () => {
+  it("logs one line naming the request for a watch-list and for the paged list it falls back to, each answered with garbage, and syncs on the next try", async () => {
     const dir = scratchDir("garbage");
     const driverName = "garbage.fake.csi.test";
     await using proxy = new CorruptingProxy(cluster);
+    proxy.arm({ kind: "garbage", match: /^\/api\/v1\/persistentvolumes\?.*sendInitialEvents=true/ });
     proxy.arm({ kind: "garbage", match: /^\/api\/v1\/persistentvolumes\?limit=/ });
     await using driver = await launchFakeCsiDriver({ directory: dir, config: { name: driverName } });
     await using attacher = await startAttacher({ kubeconfig: proxy.kubeconfig(dir), csiAddress: driver.csiSocket, logDir: dir }, false);
     await attacher.waitForLog(/"Caches synced"/, 60_000);
-    expect(proxy.applied).toEqual(["garbage for /api/v1/persistentvolumes?limit=500"]);
-    expect(attacher.log()).toContain(
+    expect(proxy.applied).toEqual([expect.stringMatching(/^garbage for \/api\/v1\/persistentvolumes\?watch=true&.*sendInitialEvents=true/), "garbage for /api/v1/persistentvolumes?limit=500"]);
+    const log = attacher.log();
+    expect(log).toMatch(
+      /"The watch-list request failed, falling back to a paged list" kind="PersistentVolume" err="watch \/api\/v1\/persistentvolumes\?watch=true&[^ ]*: stream ended in the middle of an event: <html><body>502 Bad Gateway<\/body><\/html>"/,
+    );
+    expect(log).toContain(
       `"List/watch failed, backing off" kind="PersistentVolume" err="GET /api/v1/persistentvolumes?limit=500: answer is not JSON (JSON Parse error: Unrecognized token '<')"`,
     );
   });
