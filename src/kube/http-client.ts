@@ -87,14 +87,11 @@ export class KubeClient {
   }
 
   /**
-   * stream opens a watch and yields its newline-delimited JSON events in
-   * batches: each batch holds the events that one chunk off the wire
-   * completed. A watch-list's initial events arrive hundreds to a chunk, and
-   * one await per event (a promise and a turn of the microtask queue each)
-   * cost more CPU than parsing them. The iterator ends when the server
-   * closes the stream; aborting `signal` closes it from our side.
+   * stream opens a watch and yields each newline-delimited JSON event. The
+   * iterator ends when the server closes the stream; aborting `signal`
+   * closes it from our side.
    */
-  async *stream(path: string, signal: AbortSignal): AsyncGenerator<unknown[]> {
+  async *stream(path: string, signal: AbortSignal): AsyncGenerator<unknown> {
     const response = await this.send(path, { method: "GET", signal });
     if (!response.body) return;
     const reader = response.body.getReader();
@@ -105,15 +102,13 @@ export class KubeClient {
         const { done, value } = await reader.read();
         if (done) break;
         buffered += decoder.decode(value, { stream: true });
-        const end = buffered.lastIndexOf("\n");
-        if (end === -1) continue;
-        const batch: unknown[] = [];
-        for (const line of buffered.slice(0, end).split("\n")) {
-          const event = line.trim();
-          if (event !== "") batch.push(parseJson(event, `watch ${path}`, true));
+        let newline = buffered.indexOf("\n");
+        while (newline !== -1) {
+          const line = buffered.slice(0, newline).trim();
+          buffered = buffered.slice(newline + 1);
+          if (line !== "") yield parseJson(line, `watch ${path}`, true);
+          newline = buffered.indexOf("\n");
         }
-        buffered = buffered.slice(end + 1);
-        if (batch.length > 0) yield batch;
       }
       // The server ends every event with a newline: anything left is half an
       // event (a connection cut mid-frame). The caller renews the watch from

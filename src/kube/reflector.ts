@@ -210,46 +210,44 @@ export class Reflector<T extends KubeObject> {
     const { client, store } = this.options;
     let events = 0;
     let pending = initial;
-    for await (const batch of client.stream(watchPath, signal)) {
-      for (const raw of batch) {
-        events++;
-        const event = raw as WatchEvent;
-        switch (event.type) {
-          case "ADDED":
-          case "MODIFIED": {
-            const object = this.parseOrSkip(event.object);
-            if (object && pending) {
-              pending.replacing.add(object);
-              pending.count++;
-            } else if (object) store.upsert(object);
-            break;
-          }
-          case "DELETED": {
-            const object = this.parseOrSkip(event.object);
-            if (object) store.remove(object);
-            break;
-          }
-          case "BOOKMARK":
-            // Bookmarks only move our resourceVersion forward, so that a
-            // reconnect after a quiet period does not fall off etcd's window;
-            // the one that ends a watch-list's initial events completes the sync.
-            if (pending && event.object?.metadata?.annotations?.[initialEventsEndAnnotation] === "true") {
-              pending.replacing.finish();
-              this.synced(event.object.metadata.resourceVersion ?? "", pending.count);
-              pending = undefined;
-            }
-            break;
-          case "ERROR":
-            // The server's Status for a compacted resourceVersion: the error a
-            // 410 answer to a request is, so isExpired takes both alike.
-            if (event.object?.code === 410) throw new KubeApiError(410, event.object.reason ?? "Expired", event.object.message ?? "expired");
-            throw new Error(`watch error: ${event.object?.message ?? JSON.stringify(event.object)}`);
-          default:
-            throw new Error(`unexpected watch event type ${JSON.stringify(event.type)}`);
+    for await (const raw of client.stream(watchPath, signal)) {
+      events++;
+      const event = raw as WatchEvent;
+      switch (event.type) {
+        case "ADDED":
+        case "MODIFIED": {
+          const object = this.parseOrSkip(event.object);
+          if (object && pending) {
+            pending.replacing.add(object);
+            pending.count++;
+          } else if (object) store.upsert(object);
+          break;
         }
-        const next = event.object?.metadata?.resourceVersion;
-        if (next && !pending) this.resourceVersion = next;
+        case "DELETED": {
+          const object = this.parseOrSkip(event.object);
+          if (object) store.remove(object);
+          break;
+        }
+        case "BOOKMARK":
+          // Bookmarks only move our resourceVersion forward, so that a
+          // reconnect after a quiet period does not fall off etcd's window;
+          // the one that ends a watch-list's initial events completes the sync.
+          if (pending && event.object?.metadata?.annotations?.[initialEventsEndAnnotation] === "true") {
+            pending.replacing.finish();
+            this.synced(event.object.metadata.resourceVersion ?? "", pending.count);
+            pending = undefined;
+          }
+          break;
+        case "ERROR":
+          // The server's Status for a compacted resourceVersion: the error a
+          // 410 answer to a request is, so isExpired takes both alike.
+          if (event.object?.code === 410) throw new KubeApiError(410, event.object.reason ?? "Expired", event.object.message ?? "expired");
+          throw new Error(`watch error: ${event.object?.message ?? JSON.stringify(event.object)}`);
+        default:
+          throw new Error(`unexpected watch event type ${JSON.stringify(event.type)}`);
       }
+      const next = event.object?.metadata?.resourceVersion;
+      if (next && !pending) this.resourceVersion = next;
     }
     if (pending) throw new Error("the watch-list ended before the server marked the end of its initial events");
     return events;

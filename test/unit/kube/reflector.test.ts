@@ -43,12 +43,11 @@ function fakeServer(answers: Answer[], stop: AbortController): { client: KubeCli
       if ("page" in answer) return Promise.resolve(answer.page);
       return Promise.reject(new Error(`a list page was asked for, the answer is a watch: ${path}`));
     },
-    // Every event of a stream in one batch, as one chunk off the wire would bring them.
-    async *stream(path: string): AsyncGenerator<unknown[]> {
+    async *stream(path: string): AsyncGenerator<unknown> {
       const answer = next(path);
       if ("fails" in answer) throw answer.fails;
       if (!("events" in answer)) throw new Error(`a watch was opened, the answer is a list page: ${path}`);
-      if (answer.events.length > 0) yield answer.events;
+      for (const event of answer.events) yield event;
     },
   };
   return { client: client as unknown as KubeClient, requests };
