@@ -21,15 +21,15 @@ export const ratioTableMarkers = { start: "<!-- ratios:start (bun run readme:fla
 
 /**
  * The reports the figures come from: the quiet runs of 2026-11-27 (issue
- * 36), and the 100,000-volume run of 2026-11-26, not repeated since. All of
- * binaries as they shipped then (DFG and FTL off; since 2026-11-27 Bun's GC
- * timer off too).
+ * 36), and the 100,000-volume run of that evening, the first with the
+ * caches synced through a watch-list. All of binaries as they shipped then
+ * (DFG and FTL off, Bun's GC timer off).
  */
 export const reports = {
   /** The full run: every scenario but scale; the container limits on a cluster holding only the N volumes. */
   full: "2026-11-27T1733",
-  /** 100,000 volumes (and the edge sizes of 2026-11-26), from the binary of 2026-11-26. */
-  edge: "2026-11-26T1652-edge-cpu-scale",
+  /** 100,000 volumes, one round, from the binary that syncs its caches through a watch-list. */
+  edge: "2026-11-27T2042-scale-100k-watch-list",
   /** Cold start with 100 VAs waiting on a fresh ground, the floor beside ours and Go. */
   cold100: "2026-11-27T1818-cold-start-floor-100",
   /** The same with 300 VAs waiting. */
