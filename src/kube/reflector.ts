@@ -182,7 +182,7 @@ export class Reflector<T extends KubeObject> {
    * before their end.
    */
   private async watch(signal: AbortSignal, initial?: "with initial events"): Promise<number> {
-    const { path, minWatchTimeoutSeconds, store } = this.options;
+    const { path, minWatchTimeoutSeconds } = this.options;
     // Randomized so that many watchers do not all reconnect at once.
     const timeoutSeconds = Math.floor(minWatchTimeoutSeconds * (1 + Math.random()));
     const query = new URLSearchParams({ watch: "true", allowWatchBookmarks: "true", timeoutSeconds: String(timeoutSeconds) });
@@ -193,23 +193,23 @@ export class Reflector<T extends KubeObject> {
     } else {
       query.set("resourceVersion", this.resourceVersion);
     }
-    const initialEvents = initial ? { replacing: store.startReplace(), count: 0 } : undefined;
     // The server ends the watch after timeoutSeconds; our own abort also
     // covers a half-open connection that would otherwise hang forever.
-    return withDeadline(signal, (timeoutSeconds + 30) * 1000, (watchSignal) => this.applyEvents(`${path}?${query}`, watchSignal, initialEvents));
+    return withDeadline(signal, (timeoutSeconds + 30) * 1000, (watchSignal) => this.applyEvents(`${path}?${query}`, watchSignal, initial !== undefined));
   }
 
   /**
    * applyEvents applies one watch stream's events to the store until it
-   * ends, and returns how many it applied. While `initial` is set, objects
-   * go into its replacement of the store, and only the bookmark that ends
-   * them sets the resourceVersion (each initial object carries its own,
-   * in no order).
+   * ends, and returns how many it applied. With `initialEvents`, objects go
+   * into a replacement of the store until the bookmark that ends them, and
+   * only that bookmark sets the resourceVersion (each initial object carries
+   * its own, in no order). The replacement is dropped then, not kept for
+   * the watch's minutes: it holds the name of every object listed.
    */
-  private async applyEvents(watchPath: string, signal: AbortSignal, initial: InitialEvents<T> | undefined): Promise<number> {
+  private async applyEvents(watchPath: string, signal: AbortSignal, initialEvents: boolean): Promise<number> {
     const { client, store } = this.options;
     let events = 0;
-    let pending = initial;
+    let pending: InitialEvents<T> | undefined = initialEvents ? { replacing: store.startReplace(), count: 0 } : undefined;
     for await (const raw of client.stream(watchPath, signal)) {
       events++;
       const event = raw as WatchEvent;
