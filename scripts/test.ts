@@ -98,7 +98,7 @@ await step("image", async () => {
 });
 await step("unit tests", () => bunTest(30_000, ["test/unit", "bench/test"]));
 // E2E_SHARDS=1 runs them one file after another, with the report streamed.
-const e2eShards = Number(process.env["E2E_SHARDS"] ?? 3);
+const e2eShards = Number(process.env["E2E_SHARDS"] ?? 4);
 await step(`end-to-end tests (${e2eShards} shards)`, () => bunTestSharded(180_000, "test/e2e", e2eShards));
 // The chaos suites at CI size, alone: their faults (SIGKILLs, compaction,
 // driver restarts) would starve the shards' time-bounded waits. One attacher,

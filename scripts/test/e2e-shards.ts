@@ -13,8 +13,8 @@
  * order matters: a file not listed counts as `typicalFileSeconds`.
  */
 export const slowFileSeconds: Readonly<Record<string, number>> = {
-  "test/e2e/monitoring-prometheus.test.ts": 175,
-  "test/e2e/real-node.test.ts": 165,
+  "test/e2e/monitoring-prometheus.test.ts": 190,
+  "test/e2e/real-node.test.ts": 205,
   "test/e2e/leader-election.test.ts": 35,
   "test/e2e/lifecycle.test.ts": 28,
   "test/e2e/reconciler-leaves-in-flight-work.test.ts": 25,
