@@ -2,7 +2,7 @@ import type { KubeClient } from "./http-client";
 import { isExpired, isTooManyRequests, KubeApiError } from "./errors";
 import type { KubeObject } from "./objects/object-meta";
 import { listInPages } from "./paged-list";
-import type { Store } from "./store";
+import type { Store, StoreReplacement } from "./store";
 import type { Logger } from "../log/logger";
 import { abortableSleep } from "../util/abortable-sleep";
 import { Backoff, type BackoffPolicy } from "../util/backoff";
@@ -39,12 +39,6 @@ interface WatchEvent {
 
 /** The annotation of the bookmark that ends a watch-list's initial events: the store is then complete at its resourceVersion. */
 export const initialEventsEndAnnotation = "k8s.io/initial-events-end";
-
-/** A sync in progress on a watch-list stream: the store being replaced, and how many objects came. */
-interface InitialEvents<T extends KubeObject> {
-  readonly replacing: { add(object: T): void; finish(): void };
-  count: number;
-}
 
 type ResolvedReflectorOptions<T extends KubeObject> = Required<ReflectorOptions<T>>;
 
@@ -145,21 +139,17 @@ export class Reflector<T extends KubeObject> {
     // Each page goes into the store as it arrives: no list-sized array of
     // parsed objects next to the cache (see Store.startReplace).
     const replacing = store.startReplace();
-    let count = 0;
     const resourceVersion = await listInPages(
       client,
       path,
       pageSize,
       (raw) => {
         const object = this.parseOrSkip(raw);
-        if (!object) return;
-        replacing.add(object);
-        count++;
+        if (object) replacing.add(object);
       },
       signal,
     );
-    replacing.finish();
-    this.synced(resourceVersion, count);
+    this.synced(resourceVersion, replacing.finish());
   }
 
   /** synced records that the store holds every object as of `resourceVersion`, and wakes whoever waits for the first sync. */
@@ -209,7 +199,7 @@ export class Reflector<T extends KubeObject> {
   private async applyEvents(watchPath: string, signal: AbortSignal, initialEvents: boolean): Promise<number> {
     const { client, store } = this.options;
     let events = 0;
-    let pending: InitialEvents<T> | undefined = initialEvents ? { replacing: store.startReplace(), count: 0 } : undefined;
+    let pending: StoreReplacement<T> | undefined = initialEvents ? store.startReplace() : undefined;
     for await (const raw of client.stream(watchPath, signal)) {
       events++;
       const event = raw as WatchEvent;
@@ -217,10 +207,8 @@ export class Reflector<T extends KubeObject> {
         case "ADDED":
         case "MODIFIED": {
           const object = this.parseOrSkip(event.object);
-          if (object && pending) {
-            pending.replacing.add(object);
-            pending.count++;
-          } else if (object) store.upsert(object);
+          if (object && pending) pending.add(object);
+          else if (object) store.upsert(object);
           break;
         }
         case "DELETED": {
@@ -233,8 +221,7 @@ export class Reflector<T extends KubeObject> {
           // reconnect after a quiet period does not fall off etcd's window;
           // the one that ends a watch-list's initial events completes the sync.
           if (pending && event.object?.metadata?.annotations?.[initialEventsEndAnnotation] === "true") {
-            pending.replacing.finish();
-            this.synced(event.object.metadata.resourceVersion ?? "", pending.count);
+            this.synced(event.object.metadata.resourceVersion ?? "", pending.finish());
             pending = undefined;
           }
           break;

@@ -16,6 +16,13 @@ export interface StoreHandlers<T> {
  * Objects in the store are shared: callers must never mutate them; clone
  * before building a patch.
  */
+/** A (re)list being installed in a Store (see Store.startReplace). */
+export interface StoreReplacement<T extends KubeObject> {
+  add(object: T): void;
+  /** Removes what the list did not name; returns how many objects it named. */
+  finish(): number;
+}
+
 export class Store<T extends KubeObject> {
   // Invariant: `items` holds the objects of the latest list plus the watch
   // events applied since, each replaced by the response to our own write when
@@ -93,9 +100,9 @@ export class Store<T extends KubeObject> {
    * copy of them all next to the cache (each older version becomes garbage
    * as its successor arrives), only the set of names seen. A list that
    * fails half-way leaves what it added; the next list's `finish` removes
-   * what is gone.
+   * what is gone. `finish` returns how many objects the list named.
    */
-  startReplace(): { add(object: T): void; finish(): void } {
+  startReplace(): StoreReplacement<T> {
     const seen = new Set<string>();
     return {
       add: (object) => {
@@ -107,6 +114,7 @@ export class Store<T extends KubeObject> {
         const gone: T[] = [];
         for (const [name, object] of this.items) if (!seen.has(name)) gone.push(object);
         for (const object of gone) this.remove(object);
+        return seen.size;
       },
     };
   }

@@ -91,17 +91,23 @@ export class AttacherSupervisor {
     await this.#loop;
   }
 
+  /** The current incarnation's name: its log files' (`<name>-<n>.stderr.log`), and how the judge tells incarnations apart. */
+  #incarnationName(): string {
+    return `${this.name}-${this.#incarnation}`;
+  }
+
   async #spawn(): Promise<void> {
     this.#incarnation += 1;
-    this.#current = await startAttacher({ ...this.options, name: `${this.name}-${this.#incarnation}` }, false);
+    this.#current = await startAttacher({ ...this.options, name: this.#incarnationName() }, false);
   }
 
   async #supervise(): Promise<void> {
     while (!this.#stopping) {
       const code = await this.current.process.exited;
       if (this.#stopping) return;
-      this.ends.push({ incarnation: `${this.name}-${this.#incarnation}`, atMs: Date.now() });
-      this.exits.push(`${this.name}-${this.#incarnation}: ${this.current.process.exitDescription ?? `exited ${code}`}`);
+      const incarnation = this.#incarnationName();
+      this.ends.push({ incarnation, atMs: Date.now() });
+      this.exits.push(`${incarnation}: ${this.current.process.exitDescription ?? `exited ${code}`}`);
       if (this.restartDelayMs > 0) await Bun.sleep(this.restartDelayMs);
       if (this.#stopping) return;
       await this.#spawn();

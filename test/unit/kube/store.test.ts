@@ -85,7 +85,8 @@ describe("store", () => {
     replacing.add(thing("b", "3"));
     const midway = { b: store.get("b")?.metadata.resourceVersion, a: store.get("a") !== undefined };
     replacing.add(thing("c", "4"));
-    replacing.finish();
+    const named = replacing.finish();
+    expect(named).toBe(2);
     expect({ midway, names: [...store.list()].map((object) => object.metadata.name).sort(), events: events.slice(2) }).toEqual({
       midway: { b: "3", a: true },
       names: ["b", "c"],
