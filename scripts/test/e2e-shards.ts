@@ -24,6 +24,13 @@ export const slowFileSeconds: Readonly<Record<string, number>> = {
   "test/e2e/image-build.test.ts": 15,
   "test/e2e/kube-auth.test.ts": 15,
   "test/e2e/watch-list.test.ts": 30,
+  "test/e2e/tight-memory-limit.test.ts": 20,
+  "test/e2e/attach-detach-controller.test.ts": 18,
+  "test/e2e/arm64-emulated.test.ts": 14,
+  "test/e2e/http-endpoint.test.ts": 14,
+  "test/e2e/api-server-restart.test.ts": 14,
+  "test/e2e/bad-startup-input.test.ts": 14,
+  "test/e2e/driver-faults.test.ts": 12,
 };
 
 /** What a file not in slowFileSeconds is expected to take: a few seconds of tests plus its cluster's start. */
