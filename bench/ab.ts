@@ -75,6 +75,11 @@ interface ProcessFigures {
   readonly warmCpuPer1000: number;
   readonly warmSecondsPerCycle: number;
   readonly peakRssMiB: number;
+  /** The largest RssAnon sampled (every 200 ms): the peak's private part, the heap's and the allocator's. */
+  readonly peakAnonMiB: number;
+  /** VmRSS and RssAnon at ready: what start-up and the caches' sync left resident before any cycle. */
+  readonly readyRssMiB: number;
+  readonly readyAnonMiB: number;
 }
 
 async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", index: number, ownPvs: { count: number }): Promise<ProcessFigures> {
@@ -91,6 +96,8 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
   try {
     const readyMs = await attacher.waitReady();
     const cpuToReadyS = cpuSeconds(attacher);
+    const readyRssMiB = attacher.sample() / 1048576;
+    const readyAnonMiB = attacher.anonBytes() / 1048576;
     const cpu: number[] = [];
     const seconds: number[] = [];
     for (let cycle = 0; cycle < cycles; cycle++) {
@@ -111,6 +118,9 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
       warmCpuPer1000: median(cpu.slice(1)),
       warmSecondsPerCycle: median(seconds.slice(1)),
       peakRssMiB: attacher.hwmBytes() / 1048576,
+      peakAnonMiB: Math.max(...attacher.rss.map((sample) => sample.anonBytes)) / 1048576,
+      readyRssMiB,
+      readyAnonMiB,
     };
   } finally {
     await attacher.stop();

@@ -15,10 +15,11 @@ export interface AttacherBinary {
   readonly path: string;
 }
 
-/** RssSample is one VmRSS reading, `t` in ms since exec. */
+/** RssSample is one reading of VmRSS and of its private part (RssAnon), `t` in ms since exec. */
 export interface RssSample {
   readonly t: number;
   readonly rssBytes: number;
+  readonly anonBytes: number;
 }
 
 /** How often VmRSS is sampled. */
@@ -60,7 +61,7 @@ export class RunningAttacher {
   sample(): number {
     const memory = readMemory(this.pid);
     const rssBytes = memory?.rssBytes ?? 0;
-    if (memory !== undefined) this.rss.push({ t: performance.now() - this.execAt, rssBytes });
+    if (memory !== undefined) this.rss.push({ t: performance.now() - this.execAt, rssBytes, anonBytes: memory.anonBytes });
     return rssBytes;
   }
 
