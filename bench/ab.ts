@@ -9,8 +9,11 @@
  * attached, delete, all gone): the first cycle carries start-up and the
  * JIT's warm-up, the later ones are the warm cycle a long-running attacher
  * pays, timed by the scheduler's count of the process's CPU
- * (/proc/PID/task/TID/schedstat, to the nanosecond). Processes
- * alternate A B A B, and each figure is reported as the median of A, of B,
+ * (/proc/PID/task/TID/schedstat, to the nanosecond). Pairs alternate
+ * their order, A B then B A (an ABBA design: whatever the process that
+ * goes second inherits from the first, a warmer page cache or a ground
+ * still settling, falls on each side equally), and each figure is
+ * reported as the median of A, of B,
  * and of the per-pair ratios A/B with their range.
  *
  * Both binaries run with the flags of the bench's throughput cells
@@ -145,7 +148,9 @@ const ownPvs = { count: 0 };
 const results: { A: ProcessFigures[]; B: ProcessFigures[] } = { A: [], B: [] };
 try {
   for (let pair = 1; pair <= pairs; pair++) {
-    for (const side of ["A", "B"] as const) {
+    // Odd pairs run A first, even pairs B first.
+    const order = pair % 2 === 1 ? (["A", "B"] as const) : (["B", "A"] as const);
+    for (const side of order) {
       const figures = await runProcess(ground, watch, side, pair, ownPvs);
       results[side].push(figures);
       console.log(`[ab] pair ${pair} ${side}: ${Object.entries(figures).map(([k, v]) => `${k}=${v.toFixed(3)}`).join(" ")}`);
