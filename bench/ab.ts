@@ -99,8 +99,11 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
   try {
     const readyMs = await attacher.waitReady();
     const cpuToReadyS = cpuSeconds(attacher);
-    const readyRssMiB = attacher.sample() / 1048576;
-    const readyAnonMiB = attacher.anonBytes() / 1048576;
+    // One reading of /proc for both: the sample taken now.
+    attacher.sample();
+    const atReady = attacher.rss.at(-1);
+    const readyRssMiB = (atReady?.rssBytes ?? Number.NaN) / 1048576;
+    const readyAnonMiB = (atReady?.anonBytes ?? Number.NaN) / 1048576;
     const cpu: number[] = [];
     const seconds: number[] = [];
     for (let cycle = 0; cycle < cycles; cycle++) {

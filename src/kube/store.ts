@@ -8,6 +8,13 @@ export interface StoreHandlers<T> {
   onDelete?(object: T): void;
 }
 
+/** A (re)list being installed in a Store (see Store.startReplace). */
+export interface StoreReplacement<T extends KubeObject> {
+  add(object: T): void;
+  /** Removes what the list did not name; returns how many objects it named. */
+  finish(): number;
+}
+
 /**
  * Store is the attacher's cache of one cluster-scoped kind, keyed by name,
  * filled by a Reflector and read by the controllers. It holds slim objects
@@ -16,13 +23,6 @@ export interface StoreHandlers<T> {
  * Objects in the store are shared: callers must never mutate them; clone
  * before building a patch.
  */
-/** A (re)list being installed in a Store (see Store.startReplace). */
-export interface StoreReplacement<T extends KubeObject> {
-  add(object: T): void;
-  /** Removes what the list did not name; returns how many objects it named. */
-  finish(): number;
-}
-
 export class Store<T extends KubeObject> {
   // Invariant: `items` holds the objects of the latest list plus the watch
   // events applied since, each replaced by the response to our own write when
