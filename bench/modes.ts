@@ -52,11 +52,12 @@ export const defaultScale: ScaleParams = { sizes: [1000, 10_000, 50_000], foreig
 
 /**
  * One cell of the container-limit scenario at the full mode's shape: N VAs,
- * upstream's 10 workers, limits high enough not to throttle, 8 MiB steps.
- * --container-limit-n picks its N in any mode.
+ * upstream's 10 workers, limits high enough not to throttle, 8 MiB steps
+ * unless `stepMiB` says otherwise. --container-limit-n picks its N in any
+ * mode, --container-limit-step the step.
  */
-export function containerLimitCell(volumes: number): ContainerLimitParams {
-  return { volumes, workers: 10, stepMiB: 8, ...highLimits };
+export function containerLimitCell(volumes: number, stepMiB = 8): ContainerLimitParams {
+  return { volumes, workers: 10, stepMiB, ...highLimits };
 }
 
 /**

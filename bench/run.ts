@@ -52,6 +52,8 @@ const usage = `usage: bun run bench/run.ts [options]
   --scale-n A,B             the N of the scale scenario, smallest first (default: the mode's); it stops after the first N that fails
   --container-limit-n A,B   the N of the container-limit scenario, at the full mode's shape (10 workers, 8 MiB steps),
                             in any mode (default: the mode's; full: 30,300,1000)
+  --container-limit-step N  the walk's step in MiB, with --container-limit-n (default 8): a smaller one tells how far
+                            apart two attachers are within one 8 MiB step, at the price of more cycles
   --cold-start-waiting N    VAs waiting at exec in the cold-start scenario (default: the mode's; full: 100), e.g. 300
                             for issue 25's CPU of N VAs attached and detached, start-up included
   --scale-foreign N         foreign PVs next to the scale scenario's own (default: the mode's)
@@ -82,6 +84,7 @@ const { values: opts } = parseArgs({
     "gc-log": { type: "boolean", default: false },
     "scale-n": { type: "string" },
     "container-limit-n": { type: "string" },
+    "container-limit-step": { type: "string" },
     "cold-start-waiting": { type: "string" },
     "keep-logs": { type: "boolean", default: false },
     "scale-foreign": { type: "string" },
@@ -164,8 +167,12 @@ const scaleParams: ScaleParams | undefined =
         ...(opts["scale-foreign"] === undefined ? {} : { foreignPvs: nonNegativeInt("--scale-foreign", opts["scale-foreign"]) }),
       };
 
+if (opts["container-limit-step"] !== undefined && opts["container-limit-n"] === undefined) throw new Error("--container-limit-step needs --container-limit-n: the modes' own cells keep their steps");
+const containerLimitStepMiB = opts["container-limit-step"] === undefined ? undefined : positiveInt("--container-limit-step", opts["container-limit-step"]);
 const containerLimitParams: readonly ContainerLimitParams[] | undefined =
-  opts["container-limit-n"] === undefined ? mode.containerLimit : opts["container-limit-n"].split(",").map((n) => containerLimitCell(positiveInt("--container-limit-n", n)));
+  opts["container-limit-n"] === undefined
+    ? mode.containerLimit
+    : opts["container-limit-n"].split(",").map((n) => containerLimitCell(positiveInt("--container-limit-n", n), containerLimitStepMiB));
 
 const coldStartParams: ColdStartParams | undefined =
   opts["cold-start-waiting"] === undefined ? mode.coldStart : coldStartCell(positiveInt("--cold-start-waiting", opts["cold-start-waiting"]));
