@@ -217,7 +217,7 @@ async function containerLimitSection(run: BenchRun): Promise<void> {
       { ...params, load: loadAverage() },
       containerLimitMetrics,
       [
-        "each run in its own memory cgroup, page cache dropped before each exec; a limit holds when exec-to-last-VA-gone ends within max(2x, +2 s) the unconstrained time, with no OOM kill and the process alive",
+        `each run in its own memory cgroup, page cache dropped before each exec; a limit holds when exec-to-last-VA-gone ends within max(2x, +2 s) the unconstrained time, with no OOM kill and the process alive; the walk moves in ${params.stepMiB} MiB steps`,
         floorApiNote(),
       ],
       // Our attacher finishes a failed cycle of any kind: it retries, and uses the same finalizer.
