@@ -99,9 +99,8 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
   try {
     const readyMs = await attacher.waitReady();
     const cpuToReadyS = cpuSeconds(attacher);
-    // One reading of /proc for both: the sample taken now.
-    attacher.sample();
-    const atReady = attacher.rss.at(-1);
+    // One reading of /proc for both; none if the process is already gone.
+    const atReady = attacher.sample();
     const readyRssMiB = (atReady?.rssBytes ?? Number.NaN) / 1048576;
     const readyAnonMiB = (atReady?.anonBytes ?? Number.NaN) / 1048576;
     const cpu: number[] = [];
@@ -124,7 +123,8 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
       warmCpuPer1000: median(cpu.slice(1)),
       warmSecondsPerCycle: median(seconds.slice(1)),
       peakRssMiB: attacher.hwmBytes() / 1048576,
-      peakAnonMiB: Math.max(...attacher.rss.map((sample) => sample.anonBytes)) / 1048576,
+      // 0 when nothing was sampled, as hwmBytes says for a process that is gone.
+      peakAnonMiB: attacher.rss.reduce((peak, sample) => Math.max(peak, sample.anonBytes), 0) / 1048576,
       readyRssMiB,
       readyAnonMiB,
     };

@@ -57,12 +57,13 @@ export class RunningAttacher {
     return this.process.pid;
   }
 
-  /** sample records VmRSS now and returns it (0 once the process is gone). */
-  sample(): number {
+  /** sample records VmRSS and RssAnon now and returns that sample (undefined once the process is gone: nothing is recorded then). */
+  sample(): RssSample | undefined {
     const memory = readMemory(this.pid);
-    const rssBytes = memory?.rssBytes ?? 0;
-    if (memory !== undefined) this.rss.push({ t: performance.now() - this.execAt, rssBytes, anonBytes: memory.anonBytes });
-    return rssBytes;
+    if (memory === undefined) return undefined;
+    const sample = { t: performance.now() - this.execAt, rssBytes: memory.rssBytes, anonBytes: memory.anonBytes };
+    this.rss.push(sample);
+    return sample;
   }
 
   /** hwmBytes is VmHWM, the peak RSS since exec. */
