@@ -99,10 +99,12 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
   try {
     const readyMs = await attacher.waitReady();
     const cpuToReadyS = cpuSeconds(attacher);
-    // One reading of /proc for both; none if the process is already gone.
+    // One reading of /proc for both. A process gone right after ready has no figures to give:
+    // a NaN here would fall silently into the medians (a sort with NaN orders nothing).
     const atReady = attacher.sample();
-    const readyRssMiB = (atReady?.rssBytes ?? Number.NaN) / 1048576;
-    const readyAnonMiB = (atReady?.anonBytes ?? Number.NaN) / 1048576;
+    if (atReady === undefined) throw new Error(`ab: pair ${index} ${side} (${binary.path}) exited right after it was ready; its log: ${attacher.process.stderrPath}`);
+    const readyRssMiB = atReady.rssBytes / 1048576;
+    const readyAnonMiB = atReady.anonBytes / 1048576;
     const cpu: number[] = [];
     const seconds: number[] = [];
     for (let cycle = 0; cycle < cycles; cycle++) {
@@ -123,7 +125,7 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
       warmCpuPer1000: median(cpu.slice(1)),
       warmSecondsPerCycle: median(seconds.slice(1)),
       peakRssMiB: attacher.hwmBytes() / 1048576,
-      // 0 when nothing was sampled, as hwmBytes says for a process that is gone.
+      // The list holds at least the reading at ready.
       peakAnonMiB: attacher.rss.reduce((peak, sample) => Math.max(peak, sample.anonBytes), 0) / 1048576,
       readyRssMiB,
       readyAnonMiB,
