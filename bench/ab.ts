@@ -99,10 +99,8 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
   try {
     const readyMs = await attacher.waitReady();
     const cpuToReadyS = cpuSeconds(attacher);
-    // One reading of /proc for both. A process gone right after ready has no figures to give:
-    // a NaN here would fall silently into the medians (a sort with NaN orders nothing).
-    const atReady = attacher.sample();
-    if (atReady === undefined) throw new Error(`ab: pair ${index} ${side} (${binary.path}) exited right after it was ready; its log: ${attacher.process.stderrPath}`);
+    // One reading of /proc for both; a process gone right after ready stops the A/B (sampleNow).
+    const atReady = attacher.sampleNow();
     const readyRssMiB = atReady.rssBytes / 1048576;
     const readyAnonMiB = atReady.anonBytes / 1048576;
     const cpu: number[] = [];

@@ -4,7 +4,7 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { spawnManaged, waitForCondition, type CommandWrapper, type ManagedProcess } from "../../test/ground/managed-process";
-import { readCpuSeconds, readMemory } from "./proc-stats";
+import { readCpuSeconds, readMemory, type ProcMemory } from "./proc-stats";
 
 /** AttacherKind names the implementations compared: ours, upstream's, and the bare floor client (bench/floor/bare-attacher.ts). */
 export type AttacherKind = "ours" | "go" | "floor";
@@ -57,7 +57,11 @@ export class RunningAttacher {
     return this.process.pid;
   }
 
-  /** sample records VmRSS and RssAnon now and returns that sample (undefined once the process is gone: nothing is recorded then). */
+  /**
+   * sample records VmRSS and RssAnon now and returns that sample; once the
+   * process is gone it records nothing and returns undefined. The periodic
+   * sampling uses it; a figure of one moment uses sampleNow.
+   */
   sample(): RssSample | undefined {
     const memory = readMemory(this.pid);
     if (memory === undefined) return undefined;
@@ -66,14 +70,36 @@ export class RunningAttacher {
     return sample;
   }
 
+  /** sampleNow is sample for a figure of this moment: a process gone has none to give, and says so (see memoryNow). */
+  sampleNow(): RssSample {
+    const sample = this.sample();
+    if (sample === undefined) throw this.goneError();
+    return sample;
+  }
+
   /** hwmBytes is VmHWM, the peak RSS since exec. */
   hwmBytes(): number {
-    return readMemory(this.pid)?.hwmBytes ?? 0;
+    return this.memoryNow().hwmBytes;
   }
 
   /** anonBytes is RssAnon now, the private part of RSS. */
   anonBytes(): number {
-    return readMemory(this.pid)?.anonBytes ?? 0;
+    return this.memoryNow().anonBytes;
+  }
+
+  /**
+   * memoryNow reads the process's memory for a figure of this moment. A
+   * process gone has no memory: read as 0 bytes it would fall into a
+   * report's medians unnoticed, so the run stops naming the binary and its log.
+   */
+  private memoryNow(): ProcMemory {
+    const memory = readMemory(this.pid);
+    if (memory === undefined) throw this.goneError();
+    return memory;
+  }
+
+  private goneError(): Error {
+    return new Error(`${this.binary.kind} attacher (${this.binary.path}) has exited, so it has no memory figures to give; its log: ${this.process.stderrPath}`);
   }
 
   /** cpuSeconds is user+system CPU used since exec. */

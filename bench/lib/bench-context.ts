@@ -114,12 +114,12 @@ export async function settleRss(attacher: RunningAttacher, ms: number): Promise<
   const until = performance.now() + ms;
   const window: number[] = [];
   while (performance.now() < until) {
-    const rss = attacher.sample()?.rssBytes ?? 0;
-    if (until - performance.now() <= 1000) window.push(rss);
+    const { rssBytes } = attacher.sampleNow();
+    if (until - performance.now() <= 1000) window.push(rssBytes);
     await Bun.sleep(100);
   }
   window.sort((a, b) => a - b);
-  return round3((window[Math.floor(window.length / 2)] ?? attacher.sample()?.rssBytes ?? 0) / 1048576);
+  return round3((window[Math.floor(window.length / 2)] ?? attacher.sampleNow().rssBytes) / 1048576);
 }
 
 export function round3(x: number): number {

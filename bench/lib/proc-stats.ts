@@ -27,7 +27,11 @@ function readTicksPerSecond(): number {
   return Number.isFinite(value) && value > 0 ? value : 100;
 }
 
-/** readMemory returns VmRSS and VmHWM of `pid`, or undefined once it has exited. */
+/**
+ * readMemory returns VmRSS and VmHWM of `pid`, or undefined once it has
+ * exited: its /proc entry gone, or still there without memory lines (a
+ * zombie, exited but not yet reaped), which would otherwise read as 0 bytes.
+ */
 export function readMemory(pid: number): ProcMemory | undefined {
   let text: string;
   try {
@@ -36,6 +40,7 @@ export function readMemory(pid: number): ProcMemory | undefined {
     if (isGone(e)) return undefined;
     throw e;
   }
+  if (!/^VmRSS:/m.test(text)) return undefined;
   return { rssBytes: kibField(text, "VmRSS") * 1024, hwmBytes: kibField(text, "VmHWM") * 1024, anonBytes: kibField(text, "RssAnon") * 1024 };
 }
 
