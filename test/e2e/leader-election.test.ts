@@ -299,7 +299,12 @@ describe("handing over on a clean shutdown", () => {
     await leaderDriver.kill();
     expect(await leader.process.exited).toBe(0);
     const exitedAt = performance.now();
-    expect(leader.log()).toMatch(/"CSI driver went away while shutting down"[\s\S]*"Released leader lease"/);
+    // The rule: the publish in flight failed with the driver, and only then was the Lease given back.
+    expect(leader.log()).toMatch(/"Error processing"[^\n]*name="handover-in-flight" err="rpc error: code = Unavailable[\s\S]*"Released leader lease"/);
+    // The driver's going was judged part of the shutdown. That judgement may come a moment after the
+    // release (a dial that lands in the dying driver's backlog answers late: see
+    // DriverConnection.checkDriverNow), so only its presence is a rule, not its place before the release.
+    expect(leader.log()).toContain('"CSI driver went away while shutting down"');
     expect(leader.log()).not.toContain("Lost connection to CSI driver");
     await handoverHolder("handover-c");
     // Before the old lease would have expired, had it not been released.
