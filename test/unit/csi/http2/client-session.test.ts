@@ -1,0 +1,211 @@
+import { describe, expect, it } from "bun:test";
+import { Duplex } from "node:stream";
+import { Http2ClientSession, type StreamEnd } from "../../../../src/csi/http2/client-session";
+import { encodeHeaderBlock } from "../../../../src/csi/http2/hpack-encoder";
+import { clientPreface, ErrorCode, Flag, frame, FrameType, Setting, settingsPayload, u32Payload } from "../../../../src/csi/http2/frames";
+
+/** A frame as the peer reads it. */
+interface SeenFrame {
+  readonly type: number;
+  readonly flags: number;
+  readonly streamId: number;
+  readonly payload: Buffer;
+}
+
+/** PeerSocket stands for the connection: what the session writes is parsed into frames; `answer` hands it the peer's frames. */
+class PeerSocket extends Duplex {
+  private written = Buffer.alloc(0);
+  readonly frames: SeenFrame[] = [];
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.written = Buffer.concat([this.written, chunk]);
+    if (this.written.subarray(0, clientPreface.length).equals(clientPreface)) this.written = this.written.subarray(clientPreface.length);
+    while (this.written.length >= 9) {
+      const length = this.written.readUIntBE(0, 3);
+      if (this.written.length < 9 + length) break;
+      this.frames.push({ type: this.written[3] as number, flags: this.written[4] as number, streamId: this.written.readUInt32BE(5), payload: Buffer.from(this.written.subarray(9, 9 + length)) });
+      this.written = this.written.subarray(9 + length);
+    }
+    done();
+  }
+
+  override _read(): void {}
+
+  answer(...frames: Buffer[]): void {
+    this.push(Buffer.concat(frames));
+  }
+
+  framesOf(type: number): SeenFrame[] {
+    return this.frames.filter((f) => f.type === type);
+  }
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+function open(): { socket: PeerSocket; session: Http2ClientSession; gone: string[] } {
+  const socket = new PeerSocket();
+  const gone: string[] = [];
+  const session = new Http2ClientSession(socket, { onGone: () => gone.push("gone") });
+  socket.emit("connect");
+  return { socket, session, gone };
+}
+
+function request(session: Http2ClientSession, body = Buffer.from("hello")): { ends: StreamEnd[] } & ReturnType<Http2ClientSession["request"]> {
+  const ends: StreamEnd[] = [];
+  const stream = session.request([[":method", "POST"], [":path", "/x"]], body, (end) => ends.push(end));
+  return Object.assign(stream, { ends });
+}
+
+const okHeaders = () => Buffer.from(encodeHeaderBlock([[":status", "200"], ["content-type", "application/grpc"]]));
+const okTrailers = () => Buffer.from(encodeHeaderBlock([["grpc-status", "0"]]));
+
+describe("Http2ClientSession", () => {
+  it("opens with the preface, SETTINGS (push off) and a larger connection window, then sends a request as HEADERS and DATA with END_STREAM", async () => {
+    const { socket, session } = open();
+    request(session);
+    await turn();
+    const [settings] = socket.framesOf(FrameType.settings);
+    expect(settings?.payload.readUInt16BE(0)).toBe(Setting.enablePush);
+    expect(socket.framesOf(FrameType.windowUpdate)[0]?.streamId).toBe(0);
+    const headers = socket.framesOf(FrameType.headers);
+    const data = socket.framesOf(FrameType.data);
+    expect(headers.map((f) => [f.streamId, f.flags])).toEqual([[1, Flag.endHeaders]]);
+    expect(data.map((f) => [f.streamId, f.flags, f.payload.toString()])).toEqual([[1, Flag.endStream, "hello"]]);
+  });
+
+  it("reads an answer's headers, data and trailers, the headers split over CONTINUATION frames", async () => {
+    const { socket, session } = open();
+    const call = request(session);
+    const block = okHeaders();
+    socket.answer(
+      frame(FrameType.headers, 0, 1, block.subarray(0, 3)),
+      frame(FrameType.continuation, Flag.endHeaders, 1, block.subarray(3)),
+      frame(FrameType.data, 0, 1, Buffer.from("ab")),
+      frame(FrameType.data, 0, 1, Buffer.from("c")),
+      frame(FrameType.headers, Flag.endHeaders | Flag.endStream, 1, okTrailers()),
+    );
+    await turn();
+    expect(call.ends).toHaveLength(1);
+    const end = call.ends[0];
+    if (end?.kind !== "closed") throw new Error(`expected a closed stream, got ${end?.kind}`);
+    expect(end.headers).toEqual({ ":status": "200", "content-type": "application/grpc" });
+    expect(end.trailers).toEqual({ "grpc-status": "0" });
+    expect(Buffer.concat(end.chunks).toString()).toBe("abc");
+    expect(end.resetCode).toBeUndefined();
+  });
+
+  it("answers PING and SETTINGS with their ACKs", async () => {
+    const { socket } = open();
+    socket.answer(frame(FrameType.settings, 0, 0, settingsPayload([[Setting.maxFrameSize, 32_768]])), frame(FrameType.ping, 0, 0, Buffer.from("12345678")));
+    await turn();
+    expect(socket.framesOf(FrameType.settings).filter((f) => f.flags === Flag.ack)).toHaveLength(1);
+    expect(socket.framesOf(FrameType.ping).map((f) => [f.flags, f.payload.toString()])).toEqual([[Flag.ack, "12345678"]]);
+  });
+
+  it("holds a body larger than the peer's window until its WINDOW_UPDATE, and sends it in frames no larger than the peer's limit", async () => {
+    const { socket, session } = open();
+    socket.answer(frame(FrameType.settings, 0, 0, settingsPayload([[Setting.initialWindowSize, 20_000]])));
+    await turn();
+    request(session, Buffer.alloc(50_000, 1));
+    await turn();
+    const sent = () => socket.framesOf(FrameType.data).reduce((sum, f) => sum + f.payload.length, 0);
+    expect(sent()).toBe(20_000);
+    expect(Math.max(...socket.framesOf(FrameType.data).map((f) => f.payload.length))).toBeLessThanOrEqual(16_384);
+    socket.answer(frame(FrameType.windowUpdate, 0, 1, u32Payload(40_000)));
+    await turn();
+    // The stream's window now holds the rest (the connection's 65,535 never bound).
+    expect(sent()).toBe(50_000);
+    expect(socket.framesOf(FrameType.data).at(-1)?.flags).toBe(Flag.endStream);
+  });
+
+  it("starts no more streams than the peer's SETTINGS allow, and the next once one ends", async () => {
+    const { socket, session } = open();
+    socket.answer(frame(FrameType.settings, 0, 0, settingsPayload([[Setting.maxConcurrentStreams, 1]])));
+    await turn();
+    const first = request(session);
+    request(session);
+    await turn();
+    expect(socket.framesOf(FrameType.headers).map((f) => f.streamId)).toEqual([1]);
+    socket.answer(frame(FrameType.headers, Flag.endHeaders | Flag.endStream, 1, Buffer.from(encodeHeaderBlock([[":status", "200"], ["grpc-status", "5"]]))));
+    await turn();
+    expect(first.ends.map((e) => e.kind)).toEqual(["closed"]);
+    expect(socket.framesOf(FrameType.headers).map((f) => f.streamId)).toEqual([1, 3]);
+  });
+
+  it("ends the streams a GOAWAY says were never processed as refused, takes no new ones, and cuts those it had taken that end unanswered", async () => {
+    const { socket, session, gone } = open();
+    const taken = request(session);
+    const refused = request(session);
+    await turn();
+    const goAway = Buffer.alloc(8);
+    goAway.writeUInt32BE(1, 0);
+    socket.answer(frame(FrameType.goAway, 0, 0, goAway));
+    await turn();
+    expect(gone).toEqual(["gone"]);
+    expect(session.usable()).toBe(false);
+    expect(refused.ends).toEqual([{ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: 0x7 }]);
+    socket.answer(frame(FrameType.data, Flag.endStream, 1));
+    await turn();
+    expect(taken.ends).toEqual([{ kind: "connection lost", dialError: undefined }]);
+  });
+
+  it("ends a stream the peer resets with its code", async () => {
+    const { socket, session } = open();
+    const call = request(session);
+    socket.answer(frame(FrameType.rstStream, 0, 1, u32Payload(ErrorCode.cancel)));
+    await turn();
+    expect(call.ends).toEqual([{ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: ErrorCode.cancel }]);
+  });
+
+  it("resets a stream its caller gives up with the caller's code, and tells the caller nothing more of it", async () => {
+    const { socket, session } = open();
+    const call = request(session);
+    await turn();
+    call.reset(ErrorCode.cancel);
+    socket.answer(frame(FrameType.headers, Flag.endHeaders | Flag.endStream, 1, okHeaders()));
+    await turn();
+    expect(socket.framesOf(FrameType.rstStream).map((f) => [f.streamId, f.payload.readUInt32BE(0)])).toEqual([[1, ErrorCode.cancel]]);
+    expect(call.ends).toEqual([]);
+  });
+
+  it("gives back what it reads with WINDOW_UPDATEs, for the connection and the stream", async () => {
+    const { socket, session } = open();
+    request(session);
+    socket.answer(frame(FrameType.headers, Flag.endHeaders, 1, okHeaders()));
+    for (let i = 0; i < 40; i++) socket.answer(frame(FrameType.data, 0, 1, Buffer.alloc(16_384)));
+    await turn();
+    const updates = socket.framesOf(FrameType.windowUpdate).slice(1);
+    const given = (id: number) => updates.filter((f) => f.streamId === id).reduce((sum, f) => sum + f.payload.readUInt32BE(0), 0);
+    // 655,360 octets read: half the 1 MiB window is given back as soon as it is read.
+    expect(given(0)).toBeGreaterThanOrEqual(524_288);
+    expect(given(1)).toBeGreaterThanOrEqual(524_288);
+  });
+
+  it("ends every open stream as lost when the connection closes, with the dial's error if it never connected", async () => {
+    const { socket, session } = open();
+    const call = request(session);
+    socket.destroy();
+    await turn();
+    expect(call.ends).toEqual([{ kind: "connection lost", dialError: undefined }]);
+    const never = new PeerSocket();
+    const refusedDial = new Http2ClientSession(never, { onGone: () => {} });
+    const dialed = request(refusedDial);
+    const error = Object.assign(new Error("connect ECONNREFUSED /x.sock"), { code: "ECONNREFUSED" });
+    never.destroy(error);
+    await turn();
+    expect(dialed.ends).toEqual([{ kind: "connection lost", dialError: error }]);
+    const late = request(refusedDial);
+    await turn();
+    expect(late.ends.map((e) => e.kind)).toEqual(["connection lost"]);
+  });
+
+  it("ends the connection with GOAWAY when the peer's header block cannot be decoded", async () => {
+    const { socket, session } = open();
+    const call = request(session);
+    socket.answer(frame(FrameType.headers, Flag.endHeaders, 1, Buffer.from([0x80])));
+    await turn();
+    const goAway = socket.framesOf(FrameType.goAway)[0];
+    expect(goAway?.payload.readUInt32BE(4)).toBe(ErrorCode.compressionError);
+    expect(call.ends.map((e) => e.kind)).toEqual(["connection lost"]);
+  });
+});
