@@ -1,5 +1,6 @@
 import * as net from "node:net";
 import type { Interceptor, Transport } from "@connectrpc/connect";
+import { clientPreface, frame, FrameType } from "./http2/frames";
 import { createUnaryGrpcTransport } from "./unary-grpc-transport";
 
 export interface DriverConnectionOptions {
@@ -20,7 +21,7 @@ export interface DriverConnectionOptions {
 const driverAnswerMs = 1_000;
 
 /** The HTTP/2 client connection preface and an empty SETTINGS frame (RFC 9113 §3.4): a server answers with its own SETTINGS. */
-const http2ClientPreface = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+const http2ClientPreface = Buffer.concat([clientPreface, frame(FrameType.settings, 0, 0)]);
 
 /** resolveDriverConnectionOptions fills the defaults of every optional field. */
 function resolveDriverConnectionOptions(options: DriverConnectionOptions): Required<DriverConnectionOptions> {

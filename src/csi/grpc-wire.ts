@@ -1,21 +1,32 @@
-import type * as http2 from "node:http2";
 import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { validateResponse, validateTrailer } from "@connectrpc/connect/protocol-grpc";
+import type { HeaderRecord } from "./http2/client-session";
+import type { HeaderField } from "./http2/hpack-decoder";
 
 // What a unary gRPC call puts on an HTTP/2 stream and how its answer reads
 // back, for createUnaryGrpcTransport: the envelope, the checks of an answer
 // in connect-node's order and words, and the errors of streams and sockets
 // as connect-node classifies them.
 
-/** nodeRequestHeaders turns the call's headers, which interceptors may have changed, into `node:http2`'s form. */
-export function nodeRequestHeaders(req: UnaryRequest): http2.OutgoingHttpHeaders {
-  // The path is what follows the origin (a placeholder: the connection is a socket).
-  const headers: http2.OutgoingHttpHeaders = { ":method": "POST", ":path": req.url.slice(req.url.indexOf("/", req.url.indexOf("//") + 2)) };
+/**
+ * requestHeaderFields is the call's header block: the pseudo-headers of a
+ * POST to the method's path (the origin is a placeholder: the connection
+ * is a socket), then the call's headers, which interceptors may have
+ * changed.
+ */
+export function requestHeaderFields(req: UnaryRequest): HeaderField[] {
+  const path = req.url.slice(req.url.indexOf("/", req.url.indexOf("//") + 2));
+  const fields: HeaderField[] = [
+    [":method", "POST"],
+    [":scheme", "http"],
+    [":authority", "localhost"],
+    [":path", path],
+  ];
   req.header.forEach((value, key) => {
-    headers[key] = value;
+    fields.push([key, value]);
   });
-  return headers;
+  return fields;
 }
 
 /** encodeEnvelope serializes the message behind gRPC's 5-byte prefix (no compression flag, big-endian length), in one buffer. */
@@ -38,10 +49,10 @@ export function encodeEnvelope<I extends DescMessage>(schema: I, message: Messag
  * with its words: HTTP status and content type, the envelopes of the body,
  * the trailers, then a status sent in the headers (trailers-only).
  */
-export function readAnswer<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>, nodeHeaders: http2.IncomingHttpHeaders, chunks: readonly Buffer[], nodeTrailers: http2.IncomingHttpHeaders | undefined): UnaryResponse<I, O> {
-  const header = webHeaders(nodeHeaders);
-  const trailer = nodeTrailers === undefined ? new Headers() : webHeaders(nodeTrailers);
-  const { headerError } = validateResponse(Number(nodeHeaders[":status"] ?? 0), header);
+export function readAnswer<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>, receivedHeaders: HeaderRecord, chunks: readonly Buffer[], receivedTrailers: HeaderRecord | undefined): UnaryResponse<I, O> {
+  const header = webHeaders(receivedHeaders);
+  const trailer = receivedTrailers === undefined ? new Headers() : webHeaders(receivedTrailers);
+  const { headerError } = validateResponse(Number(receivedHeaders[":status"] ?? 0), header);
   const encoding = header.get("grpc-encoding");
   if (encoding !== null && encoding.toLowerCase() !== "identity") {
     throw new ConnectError(`unsupported response encoding "${encoding}"`, Code.Internal, header);
@@ -84,12 +95,12 @@ function parseMessage<O extends DescMessage>(schema: O, bytes: Uint8Array): Mess
   }
 }
 
-/** webHeaders turns `node:http2` headers into fetch Headers, pseudo-headers left out, as connect-node does. */
-function webHeaders(nodeHeaders: http2.IncomingHttpHeaders): Headers {
+/** webHeaders turns received header fields into fetch Headers, pseudo-headers left out, as connect-node does. */
+function webHeaders(receivedHeaders: HeaderRecord): Headers {
   const headers = new Headers();
-  for (const key in nodeHeaders) {
+  for (const key in receivedHeaders) {
     if (key.startsWith(":")) continue;
-    const value = nodeHeaders[key];
+    const value = receivedHeaders[key];
     if (value === undefined) continue;
     if (Array.isArray(value)) {
       for (const item of value) headers.append(key, item);

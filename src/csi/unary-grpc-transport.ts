@@ -1,9 +1,10 @@
-import * as http2 from "node:http2";
 import type { Duplex } from "node:stream";
 import { create, type DescMessage, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type ContextValues, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { requestHeader } from "@connectrpc/connect/protocol-grpc";
-import { connectErrorFromSocket, encodeEnvelope, errorFromResetCode, nodeRequestHeaders, readAnswer } from "./grpc-wire";
+import { connectErrorFromSocket, encodeEnvelope, errorFromResetCode, readAnswer, requestHeaderFields } from "./grpc-wire";
+import { Http2ClientSession, type ClientStream, type StreamEnd } from "./http2/client-session";
+import { ErrorCode } from "./http2/frames";
 
 /** Options of {@link createUnaryGrpcTransport}. */
 export interface UnaryGrpcTransportOptions {
@@ -25,22 +26,25 @@ function resolveUnaryGrpcTransportOptions(options: UnaryGrpcTransportOptions): R
 /** The message of a call cut by its connection's close, as the connection-loss rule words it. */
 const connectionClosedMessage = "connection to the CSI driver closed during the call";
 
-// The session's origin is a placeholder: the connection is a Unix socket.
+// The calls' origin is a placeholder: the connection is a Unix socket.
 const baseUrl = "http://localhost";
 
 /**
  * createUnaryGrpcTransport is a Connect `Transport` that speaks gRPC unary
- * calls over one long-lived HTTP/2 session, with the framing done here
- * rather than by connect-node's generic HTTP client.
+ * calls over one long-lived HTTP/2 connection, with the framing done here
+ * rather than by connect-node's generic HTTP client, and the HTTP/2 by
+ * our own client session (http2/client-session.ts) rather than `node:http2`.
  *
  * Why: connect-node sends a unary call's body through async iterables, a
  * promise per session lookup, a write and then an `end()` whose `_final`
  * flushes an empty DATA frame of its own; with Bun's `node:http2` that was
- * about a third of the attacher's CPU. Here a call is one `request()` and
- * one `end(envelope)`: the headers and a DATA frame that carries the whole
- * length-prefixed message with END_STREAM, written together when the
- * stream uncorks. The answer is read from the stream's events into one
- * buffer. What a caller sees is connect-node's gRPC transport's: the
+ * about a third of the attacher's CPU. Even one `request()` and one
+ * `end(envelope)` a call left a fifth of it in `node:http2`'s per-stream
+ * Duplex, its events and buffers. Here a call is one header block and one
+ * DATA frame that carries the whole length-prefixed message with
+ * END_STREAM, written with the other calls of the same turn in one socket
+ * write, and its answer is read whole. What a caller sees is connect-node's
+ * gRPC transport's: the
  * interceptors, deadlines (`grpc-timeout`, and a local timer that fails
  * the call as DeadlineExceeded), and the same ConnectError codes and
  * messages for every answer, which connect's own protocol-grpc functions
@@ -147,9 +151,6 @@ function abortReason(signal: AbortSignal): unknown {
   return error;
 }
 
-/** A call waiting on a session: what its session's close does to it. */
-type CallInFlight = (error: ConnectError) => void;
-
 /**
  * SessionPool holds the one HTTP/2 session calls go out on. A session is
  * opened by the first call that finds none, replaced once it closes or
@@ -157,160 +158,81 @@ type CallInFlight = (error: ConnectError) => void;
  * it carries calls, so an idle session never keeps the process alive.
  */
 class SessionPool {
-  private current: OpenSession | undefined;
+  private current: Http2ClientSession | undefined;
 
   constructor(private readonly createConnection: () => Duplex) {}
 
   call<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> {
-    let open = this.current;
-    // A dying session may not have said "close" yet while its streams
-    // already ended: a call made then goes out on a new one.
-    if (open === undefined || !open.usable()) {
-      open = new OpenSession(this.createConnection, () => {
-        if (this.current === open) this.current = undefined;
+    let session = this.current;
+    if (session === undefined || !session.usable()) {
+      const opened = new Http2ClientSession(this.createConnection(), {
+        onGone: () => {
+          if (this.current === opened) this.current = undefined;
+        },
       });
-      this.current = open;
+      this.current = opened;
+      session = opened;
     }
-    return open.call(req);
+    return callOn(session, req);
   }
 }
 
-/** OpenSession is one HTTP/2 session and the calls in flight on it. */
-class OpenSession {
-  private readonly session: http2.ClientHttp2Session;
-  private connected = false;
-  /** Set once the session failed or closed: later calls on it fail with this. */
-  private failure: ConnectError | undefined;
-  /** Calls waiting for the session to connect. */
-  private waiting: (() => void)[] = [];
-  /** Every call started and not settled, so a close can fail them at once. */
-  private readonly inFlight = new Set<CallInFlight>();
-
-  constructor(createConnection: () => Duplex, onGone: () => void) {
-    this.session = http2.connect(baseUrl, { createConnection });
-    this.session.once("connect", () => {
-      this.connected = true;
-      for (const start of this.waiting.splice(0)) start();
-    });
-    // A dial that fails ends the session with its error: the calls waiting
-    // for it fail as connect-node fails them. Once connected, an error is
-    // the connection's end, which fails the calls on it as a close does.
-    this.session.on("error", (e: unknown) => {
-      this.fail(this.connected ? new ConnectError(connectionClosedMessage, Code.Unavailable) : connectErrorFromSocket(e));
-    });
-    // A driver that is shutting down says GOAWAY: calls already sent finish
-    // on this session, new ones open the next.
-    this.session.once("goaway", onGone);
-    this.session.once("close", () => {
-      onGone();
-      this.fail(new ConnectError(connectionClosedMessage, Code.Unavailable));
-    });
-    this.session.unref();
-  }
-
-  /** usable says whether a new call may still go out on this session. */
-  usable(): boolean {
-    return this.failure === undefined && !this.session.destroyed && !this.session.closed;
-  }
-
-  call<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> {
-    return new Promise<UnaryResponse<I, O>>((resolve, reject) => {
-      if (this.failure !== undefined) {
-        reject(this.failure);
-        return;
-      }
-      let settled = false;
-      const settle = (error: ConnectError | undefined, response?: UnaryResponse<I, O>) => {
-        if (settled) return;
-        settled = true;
-        this.inFlight.delete(onClose);
-        if (this.inFlight.size === 0) this.session.unref();
-        req.signal.removeEventListener("abort", onAbort);
-        if (error === undefined && response !== undefined) resolve(response);
-        else reject(error ?? new ConnectError("protocol error: missing output message for unary method", Code.Unknown));
-      };
-      const onClose: CallInFlight = (error) => settle(error);
-      let stream: http2.ClientHttp2Stream | undefined;
-      const onAbort = () => {
-        // runUnaryCall rejects with the signal's reason (the deadline, or
-        // the caller's abort); the stream is reset as connect-node does,
-        // with CANCEL, so the driver stops working on it.
-        stream?.close(http2.constants.NGHTTP2_CANCEL);
-        settle(ConnectError.from(req.signal.reason, Code.Canceled));
-      };
-      if (req.signal.aborted) {
-        onAbort();
-        return;
-      }
-      req.signal.addEventListener("abort", onAbort);
-      if (this.inFlight.size === 0) this.session.ref();
-      this.inFlight.add(onClose);
-      const start = () => {
-        if (settled) return;
-        try {
-          stream = this.send(req, settle);
-        } catch (e: unknown) {
-          settle(connectErrorFromSocket(e));
-        }
-      };
-      if (this.connected) start();
-      else this.waiting.push(start);
-    });
-  }
-
-  /** send writes the call: headers, then the whole envelope with END_STREAM; `settle` gets the outcome. */
-  private send<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>, settle: (error: ConnectError | undefined, response?: UnaryResponse<I, O>) => void): http2.ClientHttp2Stream {
-    const envelope = encodeEnvelope(req.method.input, req.message);
-    const stream = this.session.request(nodeRequestHeaders(req));
-    const chunks: Buffer[] = [];
-    let responseHeaders: http2.IncomingHttpHeaders | undefined;
-    let trailers: http2.IncomingHttpHeaders | undefined;
-    stream.on("response", (headers) => {
-      responseHeaders = headers;
-    });
-    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-    stream.on("trailers", (headers) => {
-      trailers = headers;
-    });
-    // A connection that goes away ends its streams before the session
-    // says so: with NO_ERROR when the driver closed it, with CANCEL or an
-    // error when it died. Either way the call was cut, not answered.
-    const cut = () => this.session.destroyed || this.session.closed;
-    stream.on("error", (e: unknown) => settle(cut() ? new ConnectError(connectionClosedMessage, Code.Unavailable) : connectErrorFromSocket(e)));
-    stream.on("close", () => {
-      const answered = trailers !== undefined || responseHeaders?.["grpc-status"] !== undefined;
-      if (!answered && cut()) {
-        settle(new ConnectError(connectionClosedMessage, Code.Unavailable));
-        return;
-      }
-      const reset = errorFromResetCode(stream.rstCode);
-      if (reset !== undefined) {
-        settle(reset);
-        return;
-      }
-      if (responseHeaders === undefined) {
-        // Reset with NO_ERROR before any answer, on a live connection: no
-        // status will come. connect-node would wait out the deadline; gRPC's
-        // own clients fail such a call at once as Internal, and so does this.
-        settle(new ConnectError("protocol error: missing status", Code.Internal));
-        return;
-      }
+/**
+ * callOn makes one call on `session`: the headers and the whole envelope
+ * with END_STREAM, the answer read whole; an abort of the call's signal
+ * (its deadline, or the caller's) resets the stream with CANCEL, as
+ * connect-node does, so the driver stops working on it.
+ */
+function callOn<I extends DescMessage, O extends DescMessage>(session: Http2ClientSession, req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> {
+  return new Promise<UnaryResponse<I, O>>((resolve, reject) => {
+    let settled = false;
+    let stream: ClientStream | undefined;
+    const settle = (error: ConnectError | undefined, response?: UnaryResponse<I, O>) => {
+      if (settled) return;
+      settled = true;
+      req.signal.removeEventListener("abort", onAbort);
+      if (error === undefined && response !== undefined) resolve(response);
+      else reject(error ?? new ConnectError("protocol error: missing output message for unary method", Code.Unknown));
+    };
+    const onAbort = () => {
+      stream?.reset(ErrorCode.cancel);
+      settle(ConnectError.from(req.signal.reason, Code.Canceled));
+    };
+    if (req.signal.aborted) {
+      onAbort();
+      return;
+    }
+    req.signal.addEventListener("abort", onAbort);
+    let envelope: Buffer;
+    try {
+      envelope = encodeEnvelope(req.method.input, req.message);
+    } catch (e: unknown) {
+      settle(ConnectError.from(e));
+      return;
+    }
+    stream = session.request(requestHeaderFields(req), envelope, (end) => {
       try {
-        settle(undefined, readAnswer(req, responseHeaders, chunks, trailers));
+        settle(undefined, answerOf(req, end));
       } catch (e: unknown) {
         settle(ConnectError.from(e));
       }
     });
-    stream.end(envelope);
-    return stream;
-  }
-
-  /** fail ends the session's calls in flight and refuses new ones with `error`. */
-  private fail(error: ConnectError): void {
-    this.failure ??= error;
-    this.waiting = [];
-    for (const onClose of [...this.inFlight]) onClose(this.failure);
-    if (!this.session.destroyed) this.session.destroy();
-  }
+  });
 }
 
+/** answerOf is a call's response from how its stream ended, or throws the ConnectError it came to. */
+function answerOf<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>, end: StreamEnd): UnaryResponse<I, O> {
+  if (end.kind === "connection lost") {
+    // A dial that failed fails as connect-node fails it; a connection that
+    // had been up was cut under the call, which no answer will follow.
+    throw end.dialError === undefined ? new ConnectError(connectionClosedMessage, Code.Unavailable) : connectErrorFromSocket(end.dialError);
+  }
+  const reset = errorFromResetCode(end.resetCode);
+  if (reset !== undefined) throw reset;
+  if (end.headers === undefined) {
+    // Reset with NO_ERROR before any answer: no status will come. gRPC's
+    // own clients fail such a call at once as Internal, and so does this.
+    throw new ConnectError("protocol error: missing status", Code.Internal);
+  }
+  return readAnswer(req, end.headers, end.chunks, end.trailers);
+}
