@@ -25,7 +25,7 @@ import {
 } from "../../gen/csi/v1/csi_pb";
 import { finalizerName } from "../../src/controller/driver-names";
 import { attachWrites, detachWrites, nodeIdAnnotation, type BareWrite } from "../lib/bare-client-writes";
-import type { ClientHttp2Session } from "node:http2";
+import type { Http2ClientSession } from "../../src/csi/http2/client-session";
 import { apiFetch, connectDriver, exitOnSignals, flagValue, grpcUnary, readApiTarget, type ApiTarget } from "./floor-connections";
 
 interface Va {
@@ -45,7 +45,7 @@ const argv = process.argv.slice(2);
 const workers = Number(flagValue(argv, "worker-threads") ?? "10");
 // Set once in main(), before any event is handled.
 let target: ApiTarget;
-let session: ClientHttp2Session;
+let session: Http2ClientSession;
 let driver = "";
 let finalizer = "";
 

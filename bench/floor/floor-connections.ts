@@ -1,17 +1,21 @@
 /**
  * The two connections every attacher holds, opened the barest way Bun
  * offers, for the floor programs (bench/floor/*.ts): `fetch` over TLS to
- * kube-apiserver with a bearer token, and one `node:http2` session to the
- * CSI driver's Unix socket carrying gRPC unary calls. Nothing else is
- * loaded: no kubeconfig library, no Connect, no validation.
+ * kube-apiserver with a bearer token, and one HTTP/2 connection to the CSI
+ * driver's Unix socket carrying gRPC unary calls, on the attacher's own
+ * HTTP/2 client session (src/csi/http2/client-session.ts), which costs
+ * less than Bun's `node:http2` (issue 36, ninth session): the floor takes
+ * every lever any Bun client could. Nothing else is loaded: no kubeconfig
+ * library, no Connect, no validation.
  *
  * With FLOOR_API_STACK=http2 in the environment (the bench's
  * `--floor-api http2`) kube-apiserver is reached over `node:http2` too, as
  * client-go does: one TLS session, every request and watch a stream on it,
  * so the program keeps one HTTP client hot instead of two (issue 24).
  */
-import * as http2 from "node:http2";
+import type * as http2 from "node:http2";
 import * as net from "node:net";
+import { Http2ClientSession } from "../../src/csi/http2/client-session";
 
 /** ApiTarget is what the floor reads from a kubeconfig: the test ground's form only (server, CA data, token). */
 export interface ApiTarget {
@@ -65,9 +69,13 @@ function fetchRequest(target: ApiTarget, path: string, init: ApiRequest): Promis
 /** The one HTTP/2 session to kube-apiserver, opened at the first request and again after it ends. */
 let apiSession: http2.ClientHttp2Session | undefined;
 
-function apiSessionFor(target: ApiTarget): http2.ClientHttp2Session {
+/** node:http2 itself, loaded by the first request over it: the default stack (fetch) never pays for the module. */
+let http2Module: typeof http2 | undefined;
+
+async function apiSessionFor(target: ApiTarget): Promise<http2.ClientHttp2Session> {
+  http2Module ??= await import("node:http2");
   if (apiSession === undefined || apiSession.closed || apiSession.destroyed) {
-    const session = http2.connect(target.server, { ca: target.caPem });
+    const session = http2Module.connect(target.server, { ca: target.caPem });
     // A failed session fails its streams; the next request opens a new one.
     session.on("error", () => undefined);
     apiSession = session;
@@ -76,8 +84,8 @@ function apiSessionFor(target: ApiTarget): http2.ClientHttp2Session {
 }
 
 /** http2Request sends one request as a stream of the shared session; a watch's body streams, any other answer is read whole first. */
-function http2Request(target: ApiTarget, path: string, init: ApiRequest): Promise<Response> {
-  const stream = apiSessionFor(target).request({
+async function http2Request(target: ApiTarget, path: string, init: ApiRequest): Promise<Response> {
+  const stream = (await apiSessionFor(target)).request({
     ":method": init.method ?? "GET",
     ":path": path,
     authorization: `Bearer ${target.token}`,
@@ -107,45 +115,45 @@ function http2Request(target: ApiTarget, path: string, init: ApiRequest): Promis
   });
 }
 
-/** connectDriver opens one HTTP/2 session over the driver's socket and resolves once it is connected. */
-export function connectDriver(socketPath: string): Promise<http2.ClientHttp2Session> {
+/** connectDriver opens one HTTP/2 connection over the driver's socket, with the attacher's own client session (the barest HTTP/2 this project has: node:http2 costs more), and resolves once it is connected. */
+export function connectDriver(socketPath: string): Promise<Http2ClientSession> {
   return new Promise((resolve, reject) => {
-    const session = http2.connect("http://localhost", { createConnection: () => net.connect(socketPath) });
-    session.once("connect", () => resolve(session));
-    session.once("error", reject);
+    const socket = net.connect(socketPath);
+    const session = new Http2ClientSession(socket, { onGone: () => undefined });
+    socket.once("connect", () => resolve(session));
+    socket.once("error", reject);
   });
 }
 
 /** grpcUnary makes one gRPC unary call on `session`: a length-prefixed message out, one back; a non-zero grpc-status throws. */
-export function grpcUnary(session: http2.ClientHttp2Session, path: string, message: Uint8Array): Promise<Uint8Array> {
+export function grpcUnary(session: Http2ClientSession, path: string, message: Uint8Array): Promise<Uint8Array> {
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  const fields: [string, string][] = [
+    [":method", "POST"],
+    [":scheme", "http"],
+    [":authority", "localhost"],
+    [":path", path],
+    ["content-type", "application/grpc"],
+    ["te", "trailers"],
+  ];
   return new Promise((resolve, reject) => {
-    const stream = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers" });
-    const chunks: Buffer[] = [];
-    let status: string | undefined;
-    let detail = "";
-    const take = (headers: http2.IncomingHttpHeaders) => {
-      const code = headers["grpc-status"];
-      if (code !== undefined) status = String(code);
-      const text = headers["grpc-message"];
-      if (text !== undefined) detail = decodeURIComponent(String(text));
-    };
-    // A trailers-only answer (an error) carries grpc-status in its headers.
-    stream.on("response", take);
-    stream.on("trailers", take);
-    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-    stream.on("error", reject);
-    stream.on("end", () => {
-      if (status !== "0") {
-        reject(new Error(`${path}: grpc-status ${status ?? "missing"} ${detail}`));
+    session.request(fields, frame, (end) => {
+      if (end.kind === "connection lost") {
+        reject(new Error(`${path}: the connection to the driver was lost`));
         return;
       }
-      const body = Buffer.concat(chunks);
+      // A trailers-only answer (an error) carries grpc-status in its headers.
+      const status = end.trailers?.["grpc-status"] ?? end.headers?.["grpc-status"];
+      if (status !== "0") {
+        const detail = end.trailers?.["grpc-message"] ?? end.headers?.["grpc-message"] ?? "";
+        reject(new Error(`${path}: grpc-status ${String(status ?? "missing")} ${decodeURIComponent(String(detail))}`));
+        return;
+      }
+      const body = Buffer.concat(end.chunks);
       resolve(body.subarray(5, 5 + body.readUInt32BE(1)));
     });
-    const frame = Buffer.alloc(5 + message.length);
-    frame.writeUInt32BE(message.length, 1);
-    frame.set(message, 5);
-    stream.end(frame);
   });
 }
 

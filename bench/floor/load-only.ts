@@ -2,7 +2,7 @@
  * Floor (a): a compiled Bun program that loads only what the attacher needs
  * to talk to its two peers, makes one `fetch` over TLS to kube-apiserver
  * (a `node:http2` stream under FLOOR_API_STACK=http2) and opens one
- * `node:http2` session to the driver's socket, then idles. Its
+ * HTTP/2 connection to the driver's socket, then idles. Its
  * memory is what the runtime costs before any attacher code runs.
  *
  *   load-only --kubeconfig=PATH --csi-address=SOCKET   (other flags ignored)
@@ -16,10 +16,11 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const target = await readApiTarget(flagValue(argv, "kubeconfig") ?? "");
   await (await apiFetch(target, "/version")).text();
-  const session = await connectDriver(flagValue(argv, "csi-address") ?? "");
+  // Held, never used again: the connection stays open while the program idles.
+  const driver = await connectDriver(flagValue(argv, "csi-address") ?? "");
   process.stderr.write('"Floor ready"\n');
-  // Idle with both connections open, as an attacher with nothing to do.
-  setInterval(() => session.ping(() => undefined), 60_000);
+  // Idle with both connections open, as an attacher with nothing to do; the timer keeps the process (and `driver`) alive.
+  setInterval(() => driver.usable(), 60_000);
 }
 
 main().catch((e: unknown) => {

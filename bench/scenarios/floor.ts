@@ -6,7 +6,7 @@
  * memory is read on an empty cluster (each run first removes the own PVs
  * that the cycle before it left), then one throughput cycle of N VAs gives
  * CPU and peak RSS. The floor's run also idles the load-only program
- * (bench/floor/load-only.ts: one fetch over TLS, one node:http2 session,
+ * (bench/floor/load-only.ts: one fetch over TLS, one HTTP/2 connection,
  * nothing else), the least a Bun attacher can weigh.
  */
 import type { AttacherBinary } from "../lib/attacher-under-test";
