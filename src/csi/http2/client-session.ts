@@ -196,12 +196,6 @@ export class Http2ClientSession {
     };
   }
 
-  /** destroy ends the connection at once; open streams end as lost. */
-  destroy(): void {
-    this.socket.destroy();
-    this.connectionLost();
-  }
-
   private startQueued(): void {
     while (this.queue.length > 0 && this.streams.size < this.peerMaxConcurrentStreams && !this.gone) {
       const next = this.queue.shift() as QueuedRequest;
