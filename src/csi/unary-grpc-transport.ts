@@ -38,18 +38,18 @@ const baseUrl = "http://localhost";
  * Why: connect-node sends a unary call's body through async iterables, a
  * promise per session lookup, a write and then an `end()` whose `_final`
  * flushes an empty DATA frame of its own; with Bun's `node:http2` that was
- * about a third of the attacher's CPU. Even one `request()` and one
- * `end(envelope)` a call left a fifth of it in `node:http2`'s per-stream
- * Duplex, its events and buffers. Here a call is one header block and one
+ * about a third of the attacher's CPU. Even with one `request()` and one
+ * `end(envelope)` a call, a burst on `node:http2` cost about 1.17x the CPU
+ * it costs on our own session. Here a call is one header block and one
  * DATA frame that carries the whole length-prefixed message with
  * END_STREAM, written with the other calls of the same turn in one socket
- * write, and its answer is read whole. What a caller sees is connect-node's
- * gRPC transport's: the
- * interceptors, deadlines (`grpc-timeout`, and a local timer that fails
- * the call as DeadlineExceeded), and the same ConnectError codes and
- * messages for every answer, which connect's own protocol-grpc functions
- * check here as they do there (test/e2e/grpc-transport-conformance.test.ts
- * compares the two call by call).
+ * write, and its answer is read whole. What a caller sees is
+ * connect-node's gRPC transport's: the interceptors, deadlines
+ * (`grpc-timeout`, and a local timer that fails the call as
+ * DeadlineExceeded), and the same ConnectError codes and messages for
+ * every answer, which connect's own protocol-grpc functions check here as
+ * they do there (test/e2e/grpc-transport-conformance.test.ts compares the
+ * two call by call).
  *
  * Two things differ on purpose. A call in flight when its session closes
  * fails at once as Unavailable ({@link connectionClosedMessage}), where
@@ -187,16 +187,22 @@ function callOn<I extends DescMessage, O extends DescMessage>(session: Http2Clie
   return new Promise<UnaryResponse<I, O>>((resolve, reject) => {
     let settled = false;
     let stream: ClientStream | undefined;
-    const settle = (error: ConnectError | undefined, response?: UnaryResponse<I, O>) => {
+    /** settle ends the call once, with the response `outcome` gives or the ConnectError it throws. */
+    const settle = (outcome: () => UnaryResponse<I, O>) => {
       if (settled) return;
       settled = true;
       req.signal.removeEventListener("abort", onAbort);
-      if (error === undefined && response !== undefined) resolve(response);
-      else reject(error ?? new ConnectError("protocol error: missing output message for unary method", Code.Unknown));
+      try {
+        resolve(outcome());
+      } catch (e: unknown) {
+        reject(ConnectError.from(e));
+      }
     };
     const onAbort = () => {
       stream?.reset(ErrorCode.cancel);
-      settle(ConnectError.from(req.signal.reason, Code.Canceled));
+      settle(() => {
+        throw ConnectError.from(req.signal.reason, Code.Canceled);
+      });
     };
     if (req.signal.aborted) {
       onAbort();
@@ -207,16 +213,12 @@ function callOn<I extends DescMessage, O extends DescMessage>(session: Http2Clie
     try {
       envelope = encodeEnvelope(req.method.input, req.message);
     } catch (e: unknown) {
-      settle(ConnectError.from(e));
+      settle(() => {
+        throw e;
+      });
       return;
     }
-    stream = session.request(requestHeaderFields(req), envelope, (end) => {
-      try {
-        settle(undefined, answerOf(req, end));
-      } catch (e: unknown) {
-        settle(ConnectError.from(e));
-      }
-    });
+    stream = session.request(requestHeaderFields(req), envelope, (end) => settle(() => answerOf(req, end)));
   });
 }
 
@@ -227,6 +229,11 @@ function answerOf<I extends DescMessage, O extends DescMessage>(req: UnaryReques
     // had been up was cut under the call, which no answer will follow.
     throw end.dialError === undefined ? new ConnectError(connectionClosedMessage, Code.Unavailable) : connectErrorFromSocket(end.dialError);
   }
+  // A driver shutting down (GOAWAY) may end a call it had taken without a
+  // status and without a reset (a Node.js server destroying its session
+  // sends an empty DATA frame with END_STREAM): the call was cut, as by a close.
+  const answered = end.trailers !== undefined || end.headers?.["grpc-status"] !== undefined;
+  if (!answered && end.peerGoingAway && end.resetCode === undefined) throw new ConnectError(connectionClosedMessage, Code.Unavailable);
   const reset = errorFromResetCode(end.resetCode);
   if (reset !== undefined) throw reset;
   if (end.headers === undefined) {

@@ -32,6 +32,8 @@ export type StreamEnd =
       readonly chunks: readonly Buffer[];
       /** The code of the peer's RST_STREAM (or GOAWAY's refusal, REFUSED_STREAM) when that ended it. */
       readonly resetCode: number | undefined;
+      /** The peer had said GOAWAY when the stream ended: it is shutting the connection down. */
+      readonly peerGoingAway: boolean;
     }
   | {
       readonly kind: "connection lost";
@@ -93,10 +95,9 @@ interface HeaderBlockInProgress {
  * 9113, over prior knowledge: no upgrade, as gRPC over a Unix socket
  * speaks it) that carries requests whose bodies are known whole when they
  * start and whose answers are read whole: unary gRPC calls. The driver's
- * transport runs on it instead of `node:http2`, whose per-stream Duplex,
- * events and buffers cost Bun about 190 us of the main thread per call,
- * a fifth of the attacher's CPU in a burst (bench/results/README.md,
- * issue 36, ninth session).
+ * transport runs on it instead of `node:http2`: the attacher on it spends
+ * 0.85x the CPU of a burst it spent on `node:http2`'s per-stream Duplex,
+ * events and buffers (bench/results/README.md, issue 36, ninth session).
  *
  * A request is one write: HEADERS and the body's DATA frames, END_STREAM
  * on the last. Frames of requests started in one turn of the event loop
@@ -257,7 +258,7 @@ export class Http2ClientSession {
   }
 
   private receive(chunk: Buffer): void {
-    let bytes = this.partial === undefined ? chunk : Buffer.concat([this.partial, chunk]);
+    const bytes = this.partial === undefined ? chunk : Buffer.concat([this.partial, chunk]);
     this.partial = undefined;
     let offset = 0;
     while (!this.lost && bytes.length - offset >= frameHeaderLength) {
@@ -274,11 +275,8 @@ export class Http2ClientSession {
       offset += frameHeaderLength + length;
       this.handleFrame(type, flags, streamId, payload);
     }
-    if (offset < bytes.length && !this.lost) {
-      bytes = bytes.subarray(offset);
-      // A copy: the socket's chunk is not kept alive for a few leftover octets.
-      this.partial = Buffer.from(bytes);
-    }
+    // A copy: the socket's chunk is not kept alive for a few leftover octets.
+    if (offset < bytes.length && !this.lost) this.partial = Buffer.from(bytes.subarray(offset));
   }
 
   private handleFrame(type: number, flags: number, streamId: number, payload: Buffer): void {
@@ -446,7 +444,7 @@ export class Http2ClientSession {
     this.goAwayReceived = true;
     this.goneForNewStreams();
     for (const request of this.queue.splice(0)) {
-      if (!request.cancelled) request.onEnd({ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: refusedStream });
+      if (!request.cancelled) request.onEnd({ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: refusedStream, peerGoingAway: true });
     }
     for (const id of [...this.streams.keys()]) {
       if (id > lastProcessed) this.endStream(id, refusedStream);
@@ -463,14 +461,7 @@ export class Http2ClientSession {
       // The peer answered before the whole body was sent (section 8.1): the rest is not sent.
       this.send(frame(FrameType.rstStream, 0, streamId, u32Payload(ErrorCode.noError)));
     }
-    const answered = stream.headers !== undefined;
-    if (!answered && this.goAwayReceived && resetCode !== refusedStream) {
-      // The peer is shutting the connection down and ended a stream it had
-      // taken without answering it: the call was cut, as by a close.
-      stream.onEnd({ kind: "connection lost", dialError: undefined });
-    } else {
-      stream.onEnd({ kind: "closed", headers: stream.headers, trailers: stream.trailers, chunks: stream.chunks, resetCode });
-    }
+    stream.onEnd({ kind: "closed", headers: stream.headers, trailers: stream.trailers, chunks: stream.chunks, resetCode, peerGoingAway: this.goAwayReceived });
     this.afterStreamEnded();
   }
 

@@ -1,44 +1,8 @@
 import { describe, expect, it } from "bun:test";
-import { Duplex } from "node:stream";
 import { Http2ClientSession, type StreamEnd } from "../../../../src/csi/http2/client-session";
 import { encodeHeaderBlock } from "../../../../src/csi/http2/hpack-encoder";
-import { clientPreface, ErrorCode, Flag, frame, FrameType, Setting, settingsPayload, u32Payload } from "../../../../src/csi/http2/frames";
-
-/** A frame as the peer reads it. */
-interface SeenFrame {
-  readonly type: number;
-  readonly flags: number;
-  readonly streamId: number;
-  readonly payload: Buffer;
-}
-
-/** PeerSocket stands for the connection: what the session writes is parsed into frames; `answer` hands it the peer's frames. */
-class PeerSocket extends Duplex {
-  private written = Buffer.alloc(0);
-  readonly frames: SeenFrame[] = [];
-
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    this.written = Buffer.concat([this.written, chunk]);
-    if (this.written.subarray(0, clientPreface.length).equals(clientPreface)) this.written = this.written.subarray(clientPreface.length);
-    while (this.written.length >= 9) {
-      const length = this.written.readUIntBE(0, 3);
-      if (this.written.length < 9 + length) break;
-      this.frames.push({ type: this.written[3] as number, flags: this.written[4] as number, streamId: this.written.readUInt32BE(5), payload: Buffer.from(this.written.subarray(9, 9 + length)) });
-      this.written = this.written.subarray(9 + length);
-    }
-    done();
-  }
-
-  override _read(): void {}
-
-  answer(...frames: Buffer[]): void {
-    this.push(Buffer.concat(frames));
-  }
-
-  framesOf(type: number): SeenFrame[] {
-    return this.frames.filter((f) => f.type === type);
-  }
-}
+import { ErrorCode, Flag, frame, FrameType, Setting, settingsPayload, u32Payload } from "../../../../src/csi/http2/frames";
+import { PeerSocket } from "./peer-socket";
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -92,6 +56,7 @@ describe("Http2ClientSession", () => {
     expect(end.trailers).toEqual({ "grpc-status": "0" });
     expect(Buffer.concat(end.chunks).toString()).toBe("abc");
     expect(end.resetCode).toBeUndefined();
+    expect(end.peerGoingAway).toBe(false);
   });
 
   it("answers PING and SETTINGS with their ACKs", async () => {
@@ -132,7 +97,7 @@ describe("Http2ClientSession", () => {
     expect(socket.framesOf(FrameType.headers).map((f) => f.streamId)).toEqual([1, 3]);
   });
 
-  it("ends the streams a GOAWAY says were never processed as refused, takes no new ones, and cuts those it had taken that end unanswered", async () => {
+  it("ends the streams a GOAWAY says were never processed as refused, takes no new ones, and tells those it had taken that the peer is going away", async () => {
     const { socket, session, gone } = open();
     const taken = request(session);
     const refused = request(session);
@@ -143,10 +108,10 @@ describe("Http2ClientSession", () => {
     await turn();
     expect(gone).toEqual(["gone"]);
     expect(session.usable()).toBe(false);
-    expect(refused.ends).toEqual([{ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: 0x7 }]);
+    expect(refused.ends).toEqual([{ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: 0x7, peerGoingAway: true }]);
     socket.answer(frame(FrameType.data, Flag.endStream, 1));
     await turn();
-    expect(taken.ends).toEqual([{ kind: "connection lost", dialError: undefined }]);
+    expect(taken.ends).toEqual([{ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: undefined, peerGoingAway: true }]);
   });
 
   it("ends a stream the peer resets with its code", async () => {
@@ -154,7 +119,7 @@ describe("Http2ClientSession", () => {
     const call = request(session);
     socket.answer(frame(FrameType.rstStream, 0, 1, u32Payload(ErrorCode.cancel)));
     await turn();
-    expect(call.ends).toEqual([{ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: ErrorCode.cancel }]);
+    expect(call.ends).toEqual([{ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: ErrorCode.cancel, peerGoingAway: false }]);
   });
 
   it("resets a stream its caller gives up with the caller's code, and tells the caller nothing more of it", async () => {
