@@ -10,7 +10,6 @@ export const frameHeaderLength = 9;
 export const FrameType = {
   data: 0x0,
   headers: 0x1,
-  priority: 0x2,
   rstStream: 0x3,
   settings: 0x4,
   pushPromise: 0x5,
@@ -29,7 +28,6 @@ export const Flag = {
 } as const;
 
 export const Setting = {
-  headerTableSize: 0x1,
   enablePush: 0x2,
   maxConcurrentStreams: 0x3,
   initialWindowSize: 0x4,
