@@ -25,7 +25,7 @@ import {
 } from "../../gen/csi/v1/csi_pb";
 import { finalizerName } from "../../src/controller/driver-names";
 import { attachWrites, detachWrites, nodeIdAnnotation, type BareWrite } from "../lib/bare-client-writes";
-import type { Http2ClientSession } from "../../src/csi/http2/client-session";
+import type { Http2ClientSession } from "../../src/http2/client-session";
 import { apiFetch, connectDriver, exitOnSignals, flagValue, grpcUnary, readApiTarget, type ApiTarget } from "./floor-connections";
 
 interface Va {

@@ -3,7 +3,7 @@
  * offers, for the floor programs (bench/floor/*.ts): `fetch` over TLS to
  * kube-apiserver with a bearer token, and one HTTP/2 connection to the CSI
  * driver's Unix socket carrying gRPC unary calls, on the attacher's own
- * HTTP/2 client session (src/csi/http2/client-session.ts), which costs
+ * HTTP/2 client session (src/http2/client-session.ts), which costs
  * less than Bun's `node:http2` (issue 36, ninth session): the floor takes
  * every lever any Bun client could. Nothing else is loaded: no kubeconfig
  * library, no Connect, no validation.
@@ -15,7 +15,7 @@
  */
 import type * as http2 from "node:http2";
 import * as net from "node:net";
-import { Http2ClientSession } from "../../src/csi/http2/client-session";
+import { Http2ClientSession } from "../../src/http2/client-session";
 
 /** ApiTarget is what the floor reads from a kubeconfig: the test ground's form only (server, CA data, token). */
 export interface ApiTarget {

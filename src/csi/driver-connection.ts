@@ -1,6 +1,6 @@
 import * as net from "node:net";
 import type { Interceptor, Transport } from "@connectrpc/connect";
-import { clientPreface, frame, FrameType } from "./http2/frames";
+import { clientPreface, frame, FrameType } from "../http2/frames";
 import { createUnaryGrpcTransport } from "./unary-grpc-transport";
 
 export interface DriverConnectionOptions {

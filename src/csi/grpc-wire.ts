@@ -1,8 +1,8 @@
 import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { validateResponse, validateTrailer } from "@connectrpc/connect/protocol-grpc";
-import type { HeaderRecord } from "./http2/client-session";
-import type { HeaderField } from "./http2/hpack-decoder";
+import type { HeaderRecord } from "../http2/client-session";
+import type { HeaderField } from "../http2/hpack-decoder";
 
 // What a unary gRPC call puts on an HTTP/2 stream and how its answer reads
 // back, for createUnaryGrpcTransport: the envelope, the checks of an answer

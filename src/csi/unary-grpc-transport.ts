@@ -3,8 +3,8 @@ import { create, type DescMessage, type DescMethodUnary, type MessageInitShape }
 import { Code, ConnectError, createContextValues, type ContextValues, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { requestHeader } from "@connectrpc/connect/protocol-grpc";
 import { connectErrorFromSocket, encodeEnvelope, errorFromResetCode, readAnswer, requestHeaderFields } from "./grpc-wire";
-import { Http2ClientSession, type ClientStream, type StreamEnd } from "./http2/client-session";
-import { ErrorCode } from "./http2/frames";
+import { Http2ClientSession, type ClientStream, type StreamEnd } from "../http2/client-session";
+import { ErrorCode } from "../http2/frames";
 
 /** Options of {@link createUnaryGrpcTransport}. */
 export interface UnaryGrpcTransportOptions {

@@ -2,10 +2,10 @@ import { describe, expect, it } from "bun:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { Identity, ProbeResponseSchema } from "../../../gen/csi/v1/csi_pb";
-import { ErrorCode, Flag, frame, FrameType, u32Payload } from "../../../src/csi/http2/frames";
-import { encodeHeaderBlock } from "../../../src/csi/http2/hpack-encoder";
+import { ErrorCode, Flag, frame, FrameType, u32Payload } from "../../../src/http2/frames";
+import { encodeHeaderBlock } from "../../../src/http2/hpack-encoder";
 import { createUnaryGrpcTransport } from "../../../src/csi/unary-grpc-transport";
-import { PeerSocket } from "./http2/peer-socket";
+import { PeerSocket } from "../http2/peer-socket";
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 

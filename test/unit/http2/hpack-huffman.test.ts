@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { decodeHuffman, HuffmanDecodingError } from "../../../../src/csi/http2/hpack-huffman";
+import { decodeHuffman, HuffmanDecodingError } from "../../../src/http2/hpack-huffman";
 
 function decode(hex: string): string {
   const bytes = Buffer.from(hex.replace(/\s/g, ""), "hex");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "bun:test";
-import { Http2ClientSession, type StreamEnd } from "../../../../src/csi/http2/client-session";
-import { encodeHeaderBlock } from "../../../../src/csi/http2/hpack-encoder";
-import { ErrorCode, Flag, frame, FrameType, Setting, settingsPayload, u32Payload } from "../../../../src/csi/http2/frames";
+import { Http2ClientSession, type StreamEnd } from "../../../src/http2/client-session";
+import { encodeHeaderBlock } from "../../../src/http2/hpack-encoder";
+import { ErrorCode, Flag, frame, FrameType, Setting, settingsPayload, u32Payload } from "../../../src/http2/frames";
 import { PeerSocket } from "./peer-socket";
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));

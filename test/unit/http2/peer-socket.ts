@@ -1,5 +1,5 @@
 import { Duplex } from "node:stream";
-import { clientPreface } from "../../../../src/csi/http2/frames";
+import { clientPreface } from "../../../src/http2/frames";
 
 /** A frame as the peer reads it. */
 export interface SeenFrame {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import { HpackDecoder, HpackDecodingError } from "../../../../src/csi/http2/hpack-decoder";
-import { encodeHeaderBlock } from "../../../../src/csi/http2/hpack-encoder";
+import { HpackDecoder, HpackDecodingError } from "../../../src/http2/hpack-decoder";
+import { encodeHeaderBlock } from "../../../src/http2/hpack-encoder";
 
 function bytes(hex: string): Uint8Array {
   return Buffer.from(hex.replace(/\s/g, ""), "hex");

@@ -9,7 +9,7 @@
  * length's codes counting up from the first code of that length, symbols in
  * order. So only Appendix B's "len in bits" column is written down, and
  * the decoder keeps, per length, the first code and where its symbols
- * start; test/unit/csi/http2/hpack-huffman.test.ts checks the result
+ * start; test/unit/http2/hpack-huffman.test.ts checks the result
  * against the RFC's own examples.
  */
 
