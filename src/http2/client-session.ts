@@ -1,4 +1,3 @@
-import type { Duplex } from "node:stream";
 import { HpackDecoder, HpackDecodingError, type HeaderField } from "./hpack-decoder";
 import { encodeHeaderBlock } from "./hpack-encoder";
 import {
@@ -41,6 +40,34 @@ export type StreamEnd =
       readonly dialError: unknown;
     };
 
+/**
+ * The connection a session runs on: a `net.Socket` to the driver's Unix
+ * socket, or the API server's TLS socket (kube/tls-socket.ts). "connect"
+ * says it is ready for the preface; frames written before are held.
+ */
+export interface SessionSocket {
+  on(event: "connect" | "close", listener: () => void): unknown;
+  on(event: "data", listener: (chunk: Buffer) => void): unknown;
+  on(event: "error", listener: (e: unknown) => void): unknown;
+  write(bytes: Buffer): unknown;
+  end(): unknown;
+  destroy(): unknown;
+  ref?(): unknown;
+  unref?(): unknown;
+}
+
+/**
+ * A receiver reads a response as it arrives, for a body without an end in
+ * sight (a watch): its header block, then each DATA payload. The stream's
+ * flow-control window is given back only as the caller releases what it
+ * has consumed (ClientStream.release), so a slow reader holds at most one
+ * window of it in memory. Its StreamEnd then carries no chunks.
+ */
+export interface StreamReceiver {
+  onHeaders(headers: HeaderRecord): void;
+  onData(chunk: Buffer): void;
+}
+
 /** What the session tells its owner. */
 export interface ClientSessionEvents {
   /** No new stream may start on it any more: the peer said GOAWAY, the stream IDs ran out, or the connection ended. Called once. */
@@ -50,12 +77,12 @@ export interface ClientSessionEvents {
 /** A stream a caller started: it may reset it (it then hears nothing more of it). */
 export interface ClientStream {
   reset(code: number): void;
+  /** For a stream read by a StreamReceiver: `octets` of its DATA are consumed, and the peer may send that much more. */
+  release(octets: number): void;
 }
 
 /** How much this side lets the peer send on a stream, and on the connection, before it is read (SETTINGS_INITIAL_WINDOW_SIZE, and the connection's WINDOW_UPDATE at start). */
 const receiveWindow = 1 << 20;
-/** REFUSED_STREAM: what a stream above a GOAWAY's last stream ID comes to (the peer never processed it). */
-const refusedStream = 0x7;
 /** The last client-initiated stream ID (section 5.1.1). */
 const lastStreamId = maxWindowSize;
 
@@ -63,6 +90,7 @@ const lastStreamId = maxWindowSize;
 interface OpenStream {
   readonly id: number;
   readonly onEnd: (end: StreamEnd) => void;
+  readonly receiver: StreamReceiver | undefined;
   /** The request body not sent yet (flow control holds it), with END_STREAM to follow. */
   pendingBody: Buffer | undefined;
   /** How much more this side may send on it (the peer's window). */
@@ -79,6 +107,7 @@ interface QueuedRequest {
   readonly headerBlock: Uint8Array;
   readonly body: Buffer;
   readonly onEnd: (end: StreamEnd) => void;
+  readonly receiver: StreamReceiver | undefined;
   started: OpenStream | undefined;
   cancelled: boolean;
 }
@@ -92,12 +121,15 @@ interface HeaderBlockInProgress {
 
 /**
  * Http2ClientSession is the client side of one HTTP/2 connection (RFC
- * 9113, over prior knowledge: no upgrade, as gRPC over a Unix socket
- * speaks it) that carries requests whose bodies are known whole when they
- * start and whose answers are read whole: unary gRPC calls. The driver's
- * transport runs on it instead of `node:http2`: the attacher on it spends
- * 0.85x the CPU of a burst it spent on `node:http2`'s per-stream Duplex,
- * events and buffers (bench/results/README.md, issue 36, ninth session).
+ * 9113; the preface is sent at once: over prior knowledge, as gRPC over a
+ * Unix socket speaks it, or after TLS chose "h2") that carries requests
+ * whose bodies are known whole when they start: unary gRPC calls to the
+ * driver, and the API server's requests, whose answers are read whole or,
+ * for a watch, as they arrive (StreamReceiver). Both run on it instead of
+ * `node:http2` and fetch: the attacher spends 0.85x the CPU of a burst it
+ * spent on `node:http2`'s per-stream Duplex, events and buffers (issue 36,
+ * ninth session), and the floor 0.74-0.80x of what it spent on fetch's
+ * HTTP/1.1 (tenth session; bench/results/README.md).
  *
  * A request is one write: HEADERS and the body's DATA frames, END_STREAM
  * on the last. Frames of requests started in one turn of the event loop
@@ -137,9 +169,14 @@ export class Http2ClientSession {
   /** Frames to write at the end of this turn, in order. */
   private outgoing: Buffer[] = [];
   private flushScheduled = false;
+  /** When the last frame was read (performance.now()), for a health check that pings a connection gone quiet. */
+  private lastReadAt = performance.now();
+  /** Callers of ping() waiting for the peer's acknowledgement, by the PING's payload. */
+  private readonly pings = new Map<bigint, () => void>();
+  private nextPingId = 0n;
 
   constructor(
-    private readonly socket: Duplex & { ref?: () => unknown; unref?: () => unknown },
+    private readonly socket: SessionSocket,
     private readonly events: ClientSessionEvents,
   ) {
     socket.on("connect", () => {
@@ -172,16 +209,40 @@ export class Http2ClientSession {
     return !this.gone;
   }
 
+  /** quietForMs is how long no frame has come from the peer. */
+  quietForMs(): number {
+    return performance.now() - this.lastReadAt;
+  }
+
+  /** ping sends a PING; `onAck` is called when the peer acknowledges it (never, if the connection is lost first). */
+  ping(onAck: () => void): void {
+    if (this.lost) return;
+    const id = this.nextPingId++;
+    const payload = Buffer.alloc(8);
+    payload.writeBigUInt64BE(id);
+    this.pings.set(id, onAck);
+    this.send(frame(FrameType.ping, 0, 0, payload));
+  }
+
+  /** destroy drops the connection: every stream ends as a lost connection. For an owner that judged the peer gone (a PING unanswered). */
+  destroy(): void {
+    if (this.lost) return;
+    this.socket.destroy();
+    this.connectionLost();
+  }
+
   /**
    * request starts a stream with `fields` as its header block and `body` as
    * its whole body; `onEnd` hears how it ended, once, unless the caller
-   * resets it first. On a session that is gone it ends at once as lost.
+   * resets it first. With a `receiver`, the response is handed over as it
+   * arrives instead of in `onEnd`. On a session that is gone it ends at
+   * once as lost.
    */
-  request(fields: readonly HeaderField[], body: Buffer, onEnd: (end: StreamEnd) => void): ClientStream {
-    const queued: QueuedRequest = { headerBlock: encodeHeaderBlock(fields), body, onEnd, started: undefined, cancelled: false };
+  request(fields: readonly HeaderField[], body: Buffer, onEnd: (end: StreamEnd) => void, receiver?: StreamReceiver): ClientStream {
+    const queued: QueuedRequest = { headerBlock: encodeHeaderBlock(fields), body, onEnd, receiver, started: undefined, cancelled: false };
     if (this.lost || this.gone) {
       queueMicrotask(() => onEnd({ kind: "connection lost", dialError: this.dialError }));
-      return { reset: () => {} };
+      return { reset: () => {}, release: () => {} };
     }
     this.queue.push(queued);
     this.startQueued();
@@ -194,6 +255,11 @@ export class Http2ClientSession {
         this.send(frame(FrameType.rstStream, 0, stream.id, u32Payload(code)));
         this.afterStreamEnded();
       },
+      release: (octets) => {
+        const stream = queued.started;
+        if (stream === undefined || !this.streams.has(stream.id)) return;
+        this.acknowledge(stream, octets);
+      },
     };
   }
 
@@ -203,7 +269,7 @@ export class Http2ClientSession {
       if (next.cancelled) continue;
       const id = this.nextStreamId;
       this.nextStreamId += 2;
-      const stream: OpenStream = { id, onEnd: next.onEnd, pendingBody: next.body, sendWindow: this.peerInitialWindow, unacknowledged: 0, headers: undefined, trailers: undefined, chunks: [] };
+      const stream: OpenStream = { id, onEnd: next.onEnd, receiver: next.receiver, pendingBody: next.body, sendWindow: this.peerInitialWindow, unacknowledged: 0, headers: undefined, trailers: undefined, chunks: [] };
       next.started = stream;
       this.streams.set(id, stream);
       if (this.streams.size === 1) this.socket.ref?.();
@@ -258,6 +324,7 @@ export class Http2ClientSession {
   }
 
   private receive(chunk: Buffer): void {
+    this.lastReadAt = performance.now();
     const bytes = this.partial === undefined ? chunk : Buffer.concat([this.partial, chunk]);
     this.partial = undefined;
     let offset = 0;
@@ -304,6 +371,7 @@ export class Http2ClientSession {
       case FrameType.ping:
         if (payload.length !== 8) return this.connectionError(ErrorCode.frameSizeError);
         if ((flags & Flag.ack) === 0) this.send(frame(FrameType.ping, Flag.ack, 0, payload));
+        else this.onPingAck(payload.readBigUInt64BE(0));
         return;
       case FrameType.goAway:
         if (payload.length < 8) return this.connectionError(ErrorCode.frameSizeError);
@@ -342,16 +410,32 @@ export class Http2ClientSession {
       this.endStream(streamId, undefined);
       return;
     }
-    if (data.length > 0) stream.chunks.push(data);
+    if (data.length > 0) {
+      if (stream.receiver === undefined) stream.chunks.push(data);
+      else stream.receiver.onData(data);
+    }
     if ((flags & Flag.endStream) !== 0) {
       this.endStream(streamId, undefined);
       return;
     }
-    stream.unacknowledged += payload.length;
+    // A receiver's stream is given back as its caller releases it; padding, which nobody reads, at once.
+    this.acknowledge(stream, stream.receiver === undefined ? payload.length : payload.length - data.length);
+  }
+
+  /** acknowledge gives `octets` of a stream's window back, in WINDOW_UPDATEs of half a window or more. */
+  private acknowledge(stream: OpenStream, octets: number): void {
+    stream.unacknowledged += octets;
     if (stream.unacknowledged >= receiveWindow / 2) {
-      this.send(frame(FrameType.windowUpdate, 0, streamId, u32Payload(stream.unacknowledged)));
+      this.send(frame(FrameType.windowUpdate, 0, stream.id, u32Payload(stream.unacknowledged)));
       stream.unacknowledged = 0;
     }
+  }
+
+  private onPingAck(id: bigint): void {
+    const onAck = this.pings.get(id);
+    if (onAck === undefined) return;
+    this.pings.delete(id);
+    onAck();
   }
 
   private onHeaders(flags: number, streamId: number, payload: Buffer): void {
@@ -392,6 +476,7 @@ export class Http2ClientSession {
       // An informational answer (1xx) precedes the real one.
       if (typeof status === "string" && status.startsWith("1") && !endStream) return;
       stream.headers = record;
+      stream.receiver?.onHeaders(record);
     } else {
       stream.trailers = record;
     }
@@ -444,10 +529,10 @@ export class Http2ClientSession {
     this.goAwayReceived = true;
     this.goneForNewStreams();
     for (const request of this.queue.splice(0)) {
-      if (!request.cancelled) request.onEnd({ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: refusedStream, peerGoingAway: true });
+      if (!request.cancelled) request.onEnd({ kind: "closed", headers: undefined, trailers: undefined, chunks: [], resetCode: ErrorCode.refusedStream, peerGoingAway: true });
     }
     for (const id of [...this.streams.keys()]) {
-      if (id > lastProcessed) this.endStream(id, refusedStream);
+      if (id > lastProcessed) this.endStream(id, ErrorCode.refusedStream);
     }
     this.afterStreamEnded();
   }
@@ -491,6 +576,7 @@ export class Http2ClientSession {
   private connectionLost(): void {
     if (this.lost) return;
     this.lost = true;
+    this.pings.clear();
     this.goneForNewStreams();
     const end: StreamEnd = { kind: "connection lost", dialError: this.connected ? undefined : this.dialError };
     const streams = [...this.streams.values()];

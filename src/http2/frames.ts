@@ -39,6 +39,7 @@ export const ErrorCode = {
   protocolError: 0x1,
   flowControlError: 0x3,
   frameSizeError: 0x6,
+  refusedStream: 0x7,
   cancel: 0x8,
   compressionError: 0x9,
 } as const;

@@ -173,4 +173,59 @@ describe("Http2ClientSession", () => {
     expect(goAway?.payload.readUInt32BE(4)).toBe(ErrorCode.compressionError);
     expect(call.ends.map((e) => e.kind)).toEqual(["connection lost"]);
   });
+  it("hands a receiver's stream over as it arrives, and gives its window back only as the caller releases what it read", async () => {
+    const { socket, session } = open();
+    const heard: string[] = [];
+    const ends: StreamEnd[] = [];
+    const stream = session.request([[":method", "GET"], [":path", "/watch"]], Buffer.alloc(0), (end) => ends.push(end), {
+      onHeaders: (headers) => heard.push(`headers ${String(headers[":status"])}`),
+      onData: (piece) => heard.push(`data ${piece.length}`),
+    });
+    // Half the 1 MiB window, in frames of the default largest size.
+    const piece = Buffer.alloc(16 * 1024, 1);
+    const pieces = 32;
+    const half = pieces * piece.length;
+    socket.answer(frame(FrameType.headers, Flag.endHeaders, 1, Buffer.from(encodeHeaderBlock([[":status", "200"]]))), ...Array.from({ length: pieces }, () => frame(FrameType.data, 0, 1, piece)));
+    await turn();
+    expect(heard).toEqual(["headers 200", ...Array.from({ length: pieces }, () => `data ${piece.length}`)]);
+    // The connection's window comes back on receipt; the stream's waits for the reader.
+    expect(socket.framesOf(FrameType.windowUpdate).filter((f) => f.streamId === 1)).toEqual([]);
+    stream.release(half - 1);
+    await turn();
+    // Given back in updates of half a window or more.
+    expect(socket.framesOf(FrameType.windowUpdate).filter((f) => f.streamId === 1)).toEqual([]);
+    stream.release(1);
+    await turn();
+    expect(socket.framesOf(FrameType.windowUpdate).filter((f) => f.streamId === 1).map((f) => f.payload.readUInt32BE(0))).toEqual([half]);
+    socket.answer(frame(FrameType.data, Flag.endStream, 1, Buffer.from("end")));
+    await turn();
+    expect(heard.at(-1)).toBe("data 3");
+    expect(ends.map((end) => (end.kind === "closed" ? end.chunks.length : end.kind))).toEqual([0]);
+  });
+
+  it("calls a PING's callback when the peer acknowledges that PING, and counts its quiet time from the last frame read", async () => {
+    const { socket, session } = open();
+    const acked: string[] = [];
+    session.ping(() => acked.push("first"));
+    session.ping(() => acked.push("second"));
+    await turn();
+    const pings = socket.framesOf(FrameType.ping);
+    expect(pings.map((f) => f.flags)).toEqual([0, 0]);
+    await Bun.sleep(20);
+    expect(session.quietForMs()).toBeGreaterThanOrEqual(15);
+    socket.answer(frame(FrameType.ping, Flag.ack, 0, pings[1]?.payload ?? Buffer.alloc(8)));
+    await turn();
+    expect(acked).toEqual(["second"]);
+    expect(session.quietForMs()).toBeLessThan(15);
+  });
+
+  it("ends every stream as a lost connection when its owner destroys it", async () => {
+    const { session, gone } = open();
+    const call = request(session);
+    session.destroy();
+    await turn();
+    expect(call.ends).toEqual([{ kind: "connection lost", dialError: undefined }]);
+    expect(gone).toEqual(["gone"]);
+    expect(session.usable()).toBe(false);
+  });
 });
