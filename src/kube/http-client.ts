@@ -1,3 +1,5 @@
+import { ApiHttp2Connection, NotHttp2Error } from "./api-http2-connection";
+import { fetchResponse, streamedResponse, wholeResponse, type ApiResponse } from "./api-response";
 import { KubeApiError, KubeResponseError, KubeTransportError } from "./errors";
 import { errorMessage } from "../util/error-message";
 import type { KubeConnection } from "./kubeconfig";
@@ -44,9 +46,29 @@ interface RequestInit {
 }
 
 /**
- * KubeClient is the attacher's own API client on Bun's fetch: JSON in, JSON
- * out, Status objects turned into KubeApiError, and watch streams read line
- * by line. It knows nothing of resource kinds; callers pass API paths.
+ * How each API server is reached, shared by every client of its
+ * connection (the work path's, leader election's, events'), as client-go
+ * shares one transport: one HTTP/2 connection (api-http2-connection.ts),
+ * or "http/1.1" over fetch once the server's TLS chose no HTTP/2, for an
+ * http:// server, and when a proxy is configured in the environment (fetch
+ * honours HTTPS_PROXY and NO_PROXY as Go's ProxyFromEnvironment does).
+ */
+const apiServerWays = new WeakMap<KubeConnection, ApiHttp2Connection | "http/1.1">();
+
+function apiServerWay(connection: KubeConnection): ApiHttp2Connection | "http/1.1" {
+  let way = apiServerWays.get(connection);
+  if (way === undefined) {
+    const proxied = ["HTTPS_PROXY", "https_proxy"].some((name) => (process.env[name] ?? "") !== "");
+    way = connection.server.startsWith("https://") && !proxied ? new ApiHttp2Connection({ server: connection.server, tls: connection.tls }) : "http/1.1";
+    apiServerWays.set(connection, way);
+  }
+  return way;
+}
+
+/**
+ * KubeClient is the attacher's own API client: JSON in, JSON out, Status
+ * objects turned into KubeApiError, and watch streams read line by line.
+ * It knows nothing of resource kinds; callers pass API paths.
  */
 export class KubeClient {
   private readonly options: Required<KubeClientOptions>;
@@ -92,15 +114,20 @@ export class KubeClient {
    * closes it from our side.
    */
   async *stream(path: string, signal: AbortSignal): AsyncGenerator<unknown> {
-    const response = await this.send(path, { method: "GET", signal });
-    if (!response.body) return;
-    const reader = response.body.getReader();
+    const response = await this.send(path, { method: "GET", signal }, "streamed");
+    const reader = response.reader();
     const decoder = new TextDecoder();
     let buffered = "";
     try {
       for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
+        let value: Uint8Array | undefined;
+        try {
+          value = await reader.read();
+        } catch (e: unknown) {
+          if (signal.aborted) throw e;
+          throw new KubeTransportError(`watch ${path}: ${errorMessage(e)}`, { cause: e });
+        }
+        if (value === undefined) break;
         buffered += decoder.decode(value, { stream: true });
         let newline = buffered.indexOf("\n");
         while (newline !== -1) {
@@ -116,17 +143,16 @@ export class KubeClient {
       buffered += decoder.decode();
       if (buffered.trim() !== "") throw new KubeResponseError(`watch ${path}: stream ended in the middle of an event: ${preview(buffered)}`);
     } finally {
-      // Releasing the reader lets fetch close the connection when we stop early.
-      await reader.cancel().catch(() => undefined);
+      await reader.cancel();
     }
   }
 
   private async json<T>(path: string, init: RequestInit): Promise<T> {
-    const response = await this.send(path, init);
+    const response = await this.send(path, init, "whole");
     return parseJson(await response.text(), `${init.method} ${path}`, false) as T;
   }
 
-  private async send(path: string, init: RequestInit): Promise<Response> {
+  private async send(path: string, init: RequestInit, body: "whole" | "streamed"): Promise<ApiResponse> {
     const throttledAt = performance.now();
     await this.options.throttle(init.signal);
     this.options.observer.throttled(init.method, this.host, (performance.now() - throttledAt) / 1000);
@@ -136,26 +162,44 @@ export class KubeClient {
       "User-Agent": this.options.userAgent,
     };
     if (init.contentType) headers["Content-Type"] = init.contentType;
-    const url = this.options.connection.server + path;
-    let response: Response;
+    let response: ApiResponse;
     try {
-      response = await fetch(url, {
-        method: init.method,
-        headers,
-        body: init.body ?? null,
-        signal: init.signal ?? null,
-        tls: this.options.connection.tls,
-      });
+      response = await this.exchange(path, init, headers, body);
     } catch (e: unknown) {
       if (init.signal?.aborted) throw e;
       this.options.observer.answered(init.method, this.host, "<error>");
       throw new KubeTransportError(`${init.method} ${path}: ${errorMessage(e)}`, { cause: e });
     }
     this.options.observer.answered(init.method, this.host, String(response.status));
-    if (!response.ok) {
+    if (response.status < 200 || response.status > 299) {
       throw KubeApiError.from(response.status, await response.text(), `${init.method} ${path}`);
     }
     return response;
+  }
+
+  /** exchange sends the request the way the server is reached (apiServerWays), over HTTP/1.1 from the first time its TLS chose no HTTP/2. */
+  private async exchange(path: string, init: RequestInit, headers: Record<string, string>, body: "whole" | "streamed"): Promise<ApiResponse> {
+    const { connection } = this.options;
+    const way = apiServerWay(connection);
+    if (way !== "http/1.1") {
+      const request = { method: init.method, path, headers, ...(init.body === undefined ? {} : { body: init.body }), ...(init.signal === undefined ? {} : { signal: init.signal }) };
+      try {
+        // Compressed as client-go's transport asks for it: the server gzips a large list, never a watch.
+        return body === "streamed" ? streamedResponse(await way.stream(request)) : wholeResponse(await way.request({ ...request, headers: { ...headers, "accept-encoding": "gzip" } }));
+      } catch (e: unknown) {
+        if (!(e instanceof NotHttp2Error)) throw e;
+        apiServerWays.set(connection, "http/1.1");
+      }
+    }
+    return fetchResponse(
+      await fetch(connection.server + path, {
+        method: init.method,
+        headers,
+        body: init.body ?? null,
+        signal: init.signal ?? null,
+        tls: connection.tls,
+      }),
+    );
   }
 }
 
