@@ -84,7 +84,8 @@ async function idleSection(run: BenchRun): Promise<void> {
  */
 /** floorApiNote says how this run's floor programs reach kube-apiserver (run.ts's --floor-api). */
 function floorApiNote(): string {
-  return `the floor reaches kube-apiserver over ${process.env["FLOOR_API_STACK"] === "http2" ? "node:http2 (one TLS session, requests and the watch as its streams)" : "fetch"}`;
+  const stack = process.env["FLOOR_API_STACK"];
+  return `the floor reaches kube-apiserver over ${stack === "http2" ? "node:http2 (one TLS session, requests and the watch as its streams)" : stack === "fetch" ? "fetch (HTTP/1.1)" : "our HTTP/2 client (one TLS connection, requests and the watch as its streams, as ours)"}`;
 }
 
 async function floorSection(run: BenchRun): Promise<void> {

@@ -1,21 +1,23 @@
 /**
  * The two connections every attacher holds, opened the barest way Bun
- * offers, for the floor programs (bench/floor/*.ts): `fetch` over TLS to
- * kube-apiserver with a bearer token, and one HTTP/2 connection to the CSI
- * driver's Unix socket carrying gRPC unary calls, on the attacher's own
- * HTTP/2 client session (src/http2/client-session.ts), which costs
- * less than Bun's `node:http2` (issue 36, ninth session): the floor takes
- * every lever any Bun client could. Nothing else is loaded: no kubeconfig
- * library, no Connect, no validation.
+ * offers, for the floor programs (bench/floor/*.ts), both on the
+ * attacher's own HTTP/2 client session (src/http2/client-session.ts): one
+ * connection over Bun's TLS socket to kube-apiserver with a bearer token,
+ * every request and the watch a stream on it, as client-go does, and one
+ * to the CSI driver's Unix socket carrying gRPC unary calls. Those cost
+ * less than fetch's HTTP/1.1 and Bun's `node:http2` (issue 36, ninth and
+ * tenth sessions): the floor takes every lever any Bun client could.
+ * Nothing else is loaded: no kubeconfig library, no Connect, no validation.
  *
- * With FLOOR_API_STACK=http2 in the environment (the bench's
- * `--floor-api http2`) kube-apiserver is reached over `node:http2` too, as
- * client-go does: one TLS session, every request and watch a stream on it,
- * so the program keeps one HTTP client hot instead of two (issue 24).
+ * FLOOR_API_STACK in the environment (the bench's `--floor-api`) reaches
+ * kube-apiserver another way: `fetch` (HTTP/1.1, a connection per request
+ * in flight) or `http2` (`node:http2`, one TLS session).
  */
 import type * as http2 from "node:http2";
 import * as net from "node:net";
-import { Http2ClientSession } from "../../src/http2/client-session";
+import { ArrivingBody } from "../../src/http2/arriving-body";
+import { Http2ClientSession, type ClientStream } from "../../src/http2/client-session";
+import { TlsSocket } from "../../src/kube/tls-socket";
 
 /** ApiTarget is what the floor reads from a kubeconfig: the test ground's form only (server, CA data, token). */
 export interface ApiTarget {
@@ -50,7 +52,8 @@ interface ApiRequest {
 
 /** apiFetch sends one request to kube-apiserver over the stack FLOOR_API_STACK names; a status >= 300 throws with the answer's text. */
 export async function apiFetch(target: ApiTarget, path: string, init: ApiRequest = {}): Promise<Response> {
-  const res = process.env["FLOOR_API_STACK"] === "http2" ? await http2Request(target, path, init) : await fetchRequest(target, path, init);
+  const stack = process.env["FLOOR_API_STACK"];
+  const res = stack === "http2" ? await http2Request(target, path, init) : stack === "fetch" ? await fetchRequest(target, path, init) : await ownHttp2Request(target, path, init);
   if (res.status >= 300) throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${await res.text()}`);
   return res;
 }
@@ -112,6 +115,65 @@ async function http2Request(target: ApiTarget, path: string, init: ApiRequest): 
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       stream.on("end", () => resolve(new Response(Buffer.concat(chunks), { status })));
     });
+  });
+}
+
+/** The one connection to kube-apiserver on our own HTTP/2 session, opened at the first request and again after it ends. */
+let ownApiSession: Http2ClientSession | undefined;
+
+function ownApiSessionFor(target: ApiTarget): Http2ClientSession {
+  if (ownApiSession?.usable() !== true) {
+    const url = new URL(target.server);
+    const socket = new TlsSocket({ hostname: url.hostname, port: Number(url.port || "443"), server: target.server, tls: { ca: target.caPem } });
+    ownApiSession = new Http2ClientSession(socket, { onGone: () => undefined });
+  }
+  return ownApiSession;
+}
+
+/** ownHttp2Request sends one request as a stream of the shared session; a watch's body streams (ArrivingBody), any other answer is read whole first. */
+function ownHttp2Request(target: ApiTarget, path: string, init: ApiRequest): Promise<Response> {
+  const fields: [string, string][] = [
+    [":method", init.method ?? "GET"],
+    [":scheme", "https"],
+    [":authority", new URL(target.server).host],
+    [":path", path],
+    ["authorization", `Bearer ${target.token}`],
+    ["accept", "application/json"],
+  ];
+  if (init.contentType !== undefined) fields.push(["content-type", init.contentType]);
+  const body = init.body === undefined ? Buffer.alloc(0) : Buffer.from(init.body);
+  return new Promise((resolve, reject) => {
+    if (init.long !== true) {
+      ownApiSessionFor(target).request(fields, body, (end) => {
+        if (end.kind === "connection lost") return reject(new Error(`${path}: the connection to kube-apiserver was lost`));
+        resolve(new Response(end.chunks.length === 1 ? end.chunks[0] : Buffer.concat(end.chunks), { status: Number(end.headers?.[":status"] ?? 0) }));
+      });
+      return;
+    }
+    let stream: ClientStream | undefined;
+    const arriving = new ArrivingBody((octets) => stream?.release(octets));
+    const pull = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
+      const piece = await arriving.next();
+      if (piece === undefined) controller.close();
+      else controller.enqueue(piece);
+    };
+    stream = ownApiSessionFor(target).request(
+      fields,
+      body,
+      (end) => {
+        if (end.kind === "connection lost") {
+          reject(new Error(`${path}: the connection to kube-apiserver was lost`));
+          arriving.finish(new Error(`${path}: the connection to kube-apiserver was lost`));
+          return;
+        }
+        resolve(new Response(null, { status: Number(end.headers?.[":status"] ?? 0) }));
+        arriving.finish();
+      },
+      {
+        onHeaders: (headers) => resolve(new Response(new ReadableStream<Uint8Array>({ pull }), { status: Number(headers[":status"] ?? 0) })),
+        onData: (piece) => arriving.push(piece),
+      },
+    );
   });
 }
 

@@ -1,8 +1,8 @@
 /**
  * Floor (a): a compiled Bun program that loads only what the attacher needs
- * to talk to its two peers, makes one `fetch` over TLS to kube-apiserver
- * (a `node:http2` stream under FLOOR_API_STACK=http2) and opens one
- * HTTP/2 connection to the driver's socket, then idles. Its
+ * to talk to its two peers, makes one request over TLS to kube-apiserver
+ * (on the stack FLOOR_API_STACK names: our HTTP/2 session by default) and
+ * opens one HTTP/2 connection to the driver's socket, then idles. Its
  * memory is what the runtime costs before any attacher code runs.
  *
  *   load-only --kubeconfig=PATH --csi-address=SOCKET   (other flags ignored)

@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 
 /** FloorBinaries are the two compiled floor programs. */
 export interface FloorBinaries {
-  /** Floor (a): one fetch over TLS, one node:http2 session, idle. */
+  /** Floor (a): one request to kube-apiserver over TLS, one HTTP/2 connection to the driver, idle. */
   readonly loadOnly: string;
   /** Floor (b): the bare client doing an attacher's writes and CSI calls. */
   readonly bareAttacher: string;

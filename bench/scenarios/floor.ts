@@ -6,7 +6,7 @@
  * memory is read on an empty cluster (each run first removes the own PVs
  * that the cycle before it left), then one throughput cycle of N VAs gives
  * CPU and peak RSS. The floor's run also idles the load-only program
- * (bench/floor/load-only.ts: one fetch over TLS, one HTTP/2 connection,
+ * (bench/floor/load-only.ts: one request over TLS, one HTTP/2 connection,
  * nothing else), the least a Bun attacher can weigh.
  */
 import type { AttacherBinary } from "../lib/attacher-under-test";
@@ -19,7 +19,7 @@ import { runThroughput, throughputMetrics, type ThroughputParams } from "./throu
 export const floorMetrics: readonly MetricSpec[] = [
   ...idleMetrics.filter((m) => m.name !== "hwmMiB"),
   ...throughputMetrics.filter((m) => ["cpuSecondsPer1000", "peakRssMiB", "attachSeconds", "detachSeconds"].includes(m.name)),
-  { name: "loadOnlyIdleRssMiB", unit: "MiB", better: "lower", description: "floor (a): VmRSS of a compiled program that only made one fetch over TLS and opened one node:http2 session, idle (floor row only)" },
+  { name: "loadOnlyIdleRssMiB", unit: "MiB", better: "lower", description: "floor (a): VmRSS of a compiled program that only made one request to kube-apiserver over TLS and opened one HTTP/2 connection to the driver, idle (floor row only)" },
   { name: "loadOnlyIdleAnonMiB", unit: "MiB", better: "lower", description: "floor (a): its RssAnon (floor row only)" },
 ];
 
