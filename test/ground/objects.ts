@@ -87,10 +87,16 @@ export type PersistentVolumeJson = {
  * outcome under test: not the `persistentvolume "…" not found` or
  * `csinode.storage.k8s.io "…" not found` a VA gets when it reaches the
  * attacher before the watch event of the PV or CSINode created just before
- * it, which the retry clears. Tests about a missing PV or CSINode wait for
- * that error directly.
+ * it, nor the API server's refusal of the PV finalizer ("no new finalizers
+ * can be added if the object is being deleted") when it reaches it before
+ * the event of the PV's deletion just before it (watches of two kinds are
+ * not ordered with each other, upstream's informers' neither), which the
+ * retry clears. Tests about a missing PV or CSINode wait for that error
+ * directly.
  */
 export function hasSettledAttachError(va: VolumeAttachmentJson | null | undefined): boolean {
   const message = va?.status?.attachError?.message;
-  return message !== undefined && !/^(persistentvolume|csinode\.storage\.k8s\.io) ".*" not found$/.test(message);
+  if (message === undefined) return false;
+  if (/^(persistentvolume|csinode\.storage\.k8s\.io) ".*" not found$/.test(message)) return false;
+  return !/^could not add PersistentVolume finalizer: .*no new finalizers can be added if the object is being deleted/.test(message);
 }
