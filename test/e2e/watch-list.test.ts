@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { AdminClient } from "../ground/admin-client";
 import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
+import { establishedConnections } from "../ground/tcp-connections";
 import { startTestCluster, type TestCluster } from "../ground/test-cluster";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
 
@@ -71,6 +72,13 @@ describe("filling the caches", () => {
       const log = setup.attacher.log();
       expect(log).toContain(`"Listed" kind="PersistentVolume" count=${foreignPvs + 1} `);
       expect(log).not.toContain("falling back to a paged list");
+    });
+
+    it("holds one connection to kube-apiserver, its three watches and every request streams of it (HTTP/2, as client-go)", async () => {
+      const { cluster, admin, setup } = state;
+      if (!cluster || !admin || !setup) throw new Error("the case did not start");
+      await admin.waitFor<VolumeAttachmentJson>(paths.volumeAttachment("our-va"), (va) => va?.status?.attached === true);
+      expect(establishedConnections(setup.attacher.process.pid, Number(new URL(cluster.server).port))).toBe(1);
     });
   });
 
