@@ -30,6 +30,22 @@ describe("KubeClient", () => {
     expect(peer.connections.map((c) => c.requests.length)).toEqual([2]);
   });
 
+  it("opens no HTTP/2 connection of its own when a proxy is configured in the environment, leaving the request to fetch (which honours HTTPS_PROXY and NO_PROXY)", async () => {
+    const peer = await TlsH2Peer.start({ certificate, onRequest: (c, request) => c.answer(request.streamId, 200, "{}") });
+    stops.push(() => peer.stop());
+    const saved = process.env["HTTPS_PROXY"];
+    // fetch never proxies a loopback address, so it reaches this HTTP/2-only peer directly, over HTTP/1.1, and fails.
+    process.env["HTTPS_PROXY"] = "http://proxy.invalid:3128";
+    try {
+      const error = await new KubeClient({ connection: connection(peer.url) }).get("/a").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Error);
+    } finally {
+      if (saved === undefined) delete process.env["HTTPS_PROXY"];
+      else process.env["HTTPS_PROXY"] = saved;
+    }
+    expect(peer.connections.flatMap((c) => c.requests)).toEqual([]);
+  });
+
   it("goes on over HTTP/1.1 with a server whose TLS chooses no HTTP/2, and stays there", async () => {
     let served = 0;
     const server = Bun.serve({
