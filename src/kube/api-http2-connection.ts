@@ -68,9 +68,9 @@ export interface ApiHttp2ConnectionOptions {
  * ApiHttp2Connection carries every request to one API server as a stream
  * of one HTTP/2 connection over TLS, as client-go does, on our own HTTP/2
  * client (http2/client-session.ts) and Bun's TLS socket (tls-socket.ts).
- * fetch's HTTP/1.1 opened a connection per request in flight and spent,
- * for the floor client in a burst, 1.25-1.35x the CPU (issue 36, tenth
- * session).
+ * fetch's HTTP/1.1 opened a connection per request in flight, and the
+ * attacher on it spent 1.4-1.7x the CPU of a burst it spends on this
+ * (issue 36, tenth session: bench/results/README.md).
  *
  * The connection is dialled at the first request and again after it ends
  * (GOAWAY, a lost or unhealthy connection). A request the server refused
