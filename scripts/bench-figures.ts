@@ -23,15 +23,14 @@ export const ratioTableMarkers = { start: "<!-- ratios:start (bun run readme:fla
  * The reports the figures come from: the quiet run of 2026-11-28 08:22
  * (issue 36, the binary whose API requests and driver calls both run on
  * our own HTTP/2 client), its cold starts on fresh grounds, and the
- * 100,000-volume run of the evening before (the binary that syncs its
- * caches through a watch-list), all as the binary shipped then (DFG and
+ * 100,000-volume run after them, all as the binary shipped then (DFG and
  * FTL off, Bun's GC timer off).
  */
 export const reports = {
   /** The full run: every scenario but scale; the container limits on a cluster holding only the N volumes. */
   full: "2026-11-28T0822",
-  /** 100,000 volumes, one round, from the binary that syncs its caches through a watch-list. */
-  edge: "2026-11-27T2042-scale-100k-watch-list",
+  /** 100,000 volumes, one round, the same binary. */
+  edge: "2026-11-28T0910-scale-100k-h2",
   /** Cold start with 100 VAs waiting on a fresh ground, the floor beside ours and Go. */
   cold100: "2026-11-28T0908-cold-start-floor-100",
   /** The same with 300 VAs waiting. */
