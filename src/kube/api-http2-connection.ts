@@ -4,8 +4,7 @@ import { ErrorCode } from "../http2/frames";
 import type { HeaderField } from "../http2/hpack-decoder";
 import type { KubeTlsOptions } from "./kubeconfig";
 import { NotHttp2Error, TlsSocket } from "./tls-socket";
-
-export { NotHttp2Error };
+import { errorMessage } from "../util/error-message";
 
 /** One request to the API server: its headers are the caller's (authorization, accept, ...), lowercase or not. */
 export interface ApiRequest {
@@ -89,7 +88,11 @@ export class ApiHttp2Connection {
     this.healthCheck = options.healthCheck ?? clientGoHealthCheck;
   }
 
-  /** request sends one request and reads its answer whole. */
+  /**
+   * request sends one request and reads its answer whole. It asks for gzip,
+   * as Go's transport does for client-go (the server compresses a large
+   * list, never a watch), and decodes what comes compressed.
+   */
   async request(req: ApiRequest): Promise<WholeAnswer> {
     const end = await this.exchange(req, undefined);
     const status = Number(end.headers?.[":status"] ?? 0);
@@ -161,14 +164,14 @@ export class ApiHttp2Connection {
         reject(signal?.reason);
       };
       const stream = this.currentSession().request(
-        this.headerFields(req),
+        this.headerFields(req, receiver === undefined),
         req.body === undefined ? emptyBody : Buffer.from(req.body),
         (end) => {
           signal?.removeEventListener("abort", onAbort);
           if (end.kind === "closed") return resolve(end);
           const cause = end.dialError;
           if (cause instanceof NotHttp2Error) return reject(cause);
-          reject(new ApiConnectionError(cause === undefined ? "the connection to the API server was lost" : `connecting to ${this.options.server}: ${errorText(cause)}`, { cause }));
+          reject(new ApiConnectionError(cause === undefined ? "the connection to the API server was lost" : `connecting to ${this.options.server}: ${errorMessage(cause)}`, { cause }));
         },
         receiver,
       );
@@ -177,7 +180,8 @@ export class ApiHttp2Connection {
     });
   }
 
-  private headerFields(req: ApiRequest): HeaderField[] {
+  /** headerFields is the request's header block; `gzip` asks for a compressed answer, for one read whole (request() decodes it). */
+  private headerFields(req: ApiRequest, gzip: boolean): HeaderField[] {
     const fields: HeaderField[] = [
       [":method", req.method],
       [":scheme", "https"],
@@ -190,6 +194,7 @@ export class ApiHttp2Connection {
       if (connectionFields.has(lower)) continue;
       fields.push([lower, req.headers[name] as string]);
     }
+    if (gzip) fields.push(["accept-encoding", "gzip"]);
     return fields;
   }
 
@@ -198,11 +203,11 @@ export class ApiHttp2Connection {
     if (this.session?.usable()) return this.session;
     const hostname = this.url.hostname.replace(/^\[(.*)\]$/, "$1");
     const socket = new TlsSocket({ hostname, port: Number(this.url.port || "443"), server: this.options.server, tls: this.options.tls });
-    let health: ReturnType<typeof setInterval> | undefined;
+    let health: { stop(): void } | undefined;
     const session = new Http2ClientSession(socket, {
       onGone: () => {
         if (this.session === session) this.session = undefined;
-        clearInterval(health);
+        health?.stop();
       },
     });
     health = this.watchHealth(session);
@@ -214,24 +219,28 @@ export class ApiHttp2Connection {
     return session;
   }
 
-  /** watchHealth pings a connection quiet for readIdleMs and drops it when the PING is not answered within pingTimeoutMs. */
-  private watchHealth(session: Http2ClientSession): ReturnType<typeof setInterval> {
+  /**
+   * watchHealth pings a connection quiet for readIdleMs and drops it when
+   * the PING is not answered within pingTimeoutMs. Its timer is set for
+   * when the connection would have been quiet that long, not on a tick: an
+   * attacher with nothing to do is not woken for nothing.
+   */
+  private watchHealth(session: Http2ClientSession): { stop(): void } {
     const { readIdleMs, pingTimeoutMs } = this.healthCheck;
-    let pingSentAt: number | undefined;
-    const timer = setInterval(
-      () => {
-        if (pingSentAt !== undefined) {
-          if (performance.now() - pingSentAt >= pingTimeoutMs) session.destroy();
-          return;
-        }
-        if (session.quietForMs() < readIdleMs) return;
-        pingSentAt = performance.now();
-        session.ping(() => (pingSentAt = undefined));
-      },
-      Math.max(10, Math.min(readIdleMs, pingTimeoutMs) / 3),
-    );
-    timer.unref();
-    return timer;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = (ms: number, then: () => void) => {
+      timer = setTimeout(then, ms);
+      timer.unref();
+    };
+    const check = () => {
+      const quiet = session.quietForMs();
+      if (quiet < readIdleMs) return arm(readIdleMs - quiet, check);
+      let answered = false;
+      session.ping(() => (answered = true));
+      arm(pingTimeoutMs, () => (answered ? check() : session.destroy()));
+    };
+    arm(readIdleMs, check);
+    return { stop: () => clearTimeout(timer) };
   }
 }
 
@@ -245,7 +254,3 @@ const emptyBody = Buffer.alloc(0);
 
 /** Fields HTTP/1.1 may carry that HTTP/2 forbids. */
 const connectionFields: ReadonlySet<string> = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"]);
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

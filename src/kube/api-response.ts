@@ -8,38 +8,27 @@ export interface BodyReader {
 }
 
 /**
- * ApiResponse is one answer of the API server as KubeClient reads it,
+ * ApiAnswer is one answer of the API server as KubeClient reads it,
  * whichever way it came: a stream of our HTTP/2 connection, or fetch's
- * HTTP/1.1 (a server or proxy without HTTP/2). Its body is read once,
- * whole (`text`) or piece by piece (`reader`).
+ * HTTP/1.1 (a server or proxy without HTTP/2). Its body is read once.
  */
-export interface ApiResponse {
+export interface ApiAnswer {
   readonly status: number;
   text(): Promise<string>;
+}
+
+/** ApiStream is an answer whose body may also be read piece by piece as it arrives (a watch's). */
+export interface ApiStream extends ApiAnswer {
   reader(): BodyReader;
 }
 
 /** wholeResponse is an HTTP/2 answer read whole. */
-export function wholeResponse(answer: WholeAnswer): ApiResponse {
-  return {
-    status: answer.status,
-    text: async () => answer.body.toString("utf8"),
-    reader: () => {
-      let done = false;
-      return {
-        read: async () => {
-          if (done) return undefined;
-          done = true;
-          return answer.body;
-        },
-        cancel: async () => {},
-      };
-    },
-  };
+export function wholeResponse(answer: WholeAnswer): ApiAnswer {
+  return { status: answer.status, text: async () => answer.body.toString("utf8") };
 }
 
 /** streamedResponse is an HTTP/2 answer still arriving (a watch). */
-export function streamedResponse(answer: StreamedAnswer): ApiResponse {
+export function streamedResponse(answer: StreamedAnswer): ApiStream {
   return {
     status: answer.status,
     text: async () => {
@@ -54,8 +43,8 @@ export function streamedResponse(answer: StreamedAnswer): ApiResponse {
   };
 }
 
-/** fetchResponse is fetch's answer over HTTP/1.1. */
-export function fetchResponse(response: Response): ApiResponse {
+/** fetchResponse is fetch's answer over HTTP/1.1, which can be read either way. */
+export function fetchResponse(response: Response): ApiStream {
   return {
     status: response.status,
     text: () => response.text(),

@@ -1,8 +1,9 @@
-import { ApiHttp2Connection, NotHttp2Error } from "./api-http2-connection";
-import { fetchResponse, streamedResponse, wholeResponse, type ApiResponse } from "./api-response";
+import { ApiHttp2Connection } from "./api-http2-connection";
+import { fetchResponse, streamedResponse, wholeResponse, type ApiAnswer, type ApiStream } from "./api-response";
 import { KubeApiError, KubeResponseError, KubeTransportError } from "./errors";
 import { errorMessage } from "../util/error-message";
 import type { KubeConnection } from "./kubeconfig";
+import { NotHttp2Error } from "./tls-socket";
 import { noopKubeRequestObserver, type KubeRequestObserver } from "../metrics/kube-request-observer";
 
 /** The patch types the attacher sends; each maps to its Content-Type. */
@@ -152,7 +153,9 @@ export class KubeClient {
     return parseJson(await response.text(), `${init.method} ${path}`, false) as T;
   }
 
-  private async send(path: string, init: RequestInit, body: "whole" | "streamed"): Promise<ApiResponse> {
+  private async send(path: string, init: RequestInit, body: "whole"): Promise<ApiAnswer>;
+  private async send(path: string, init: RequestInit, body: "streamed"): Promise<ApiStream>;
+  private async send(path: string, init: RequestInit, body: "whole" | "streamed"): Promise<ApiAnswer> {
     const throttledAt = performance.now();
     await this.options.throttle(init.signal);
     this.options.observer.throttled(init.method, this.host, (performance.now() - throttledAt) / 1000);
@@ -162,7 +165,7 @@ export class KubeClient {
       "User-Agent": this.options.userAgent,
     };
     if (init.contentType) headers["Content-Type"] = init.contentType;
-    let response: ApiResponse;
+    let response: ApiAnswer;
     try {
       response = await this.exchange(path, init, headers, body);
     } catch (e: unknown) {
@@ -178,14 +181,16 @@ export class KubeClient {
   }
 
   /** exchange sends the request the way the server is reached (apiServerWays), over HTTP/1.1 from the first time its TLS chose no HTTP/2. */
-  private async exchange(path: string, init: RequestInit, headers: Record<string, string>, body: "whole" | "streamed"): Promise<ApiResponse> {
+  private async exchange(path: string, init: RequestInit, headers: Record<string, string>, body: "whole"): Promise<ApiAnswer>;
+  private async exchange(path: string, init: RequestInit, headers: Record<string, string>, body: "streamed"): Promise<ApiStream>;
+  private async exchange(path: string, init: RequestInit, headers: Record<string, string>, body: "whole" | "streamed"): Promise<ApiAnswer>;
+  private async exchange(path: string, init: RequestInit, headers: Record<string, string>, body: "whole" | "streamed"): Promise<ApiAnswer> {
     const { connection } = this.options;
     const way = apiServerWay(connection);
     if (way !== "http/1.1") {
       const request = { method: init.method, path, headers, ...(init.body === undefined ? {} : { body: init.body }), ...(init.signal === undefined ? {} : { signal: init.signal }) };
       try {
-        // Compressed as client-go's transport asks for it: the server gzips a large list, never a watch.
-        return body === "streamed" ? streamedResponse(await way.stream(request)) : wholeResponse(await way.request({ ...request, headers: { ...headers, "accept-encoding": "gzip" } }));
+        return body === "streamed" ? streamedResponse(await way.stream(request)) : wholeResponse(await way.request(request));
       } catch (e: unknown) {
         if (!(e instanceof NotHttp2Error)) throw e;
         apiServerWays.set(connection, "http/1.1");
