@@ -1,10 +1,10 @@
 /**
  * The two connections every attacher holds, opened the barest way Bun
  * offers, for the floor programs (bench/floor/*.ts), both on the
- * attacher's own HTTP/2 client session (src/http2/client-session.ts): one
- * connection over Bun's TLS socket to kube-apiserver with a bearer token,
- * every request and the watch a stream on it, as client-go does, and one
- * to the CSI driver's Unix socket carrying gRPC unary calls. Those cost
+ * attacher's own HTTP/2 client (src/http2/): one over Bun's TLS socket to
+ * kube-apiserver with a bearer token, ours' own ApiHttp2Connection, every
+ * request and the watch a stream on it, as client-go does, and one to the
+ * CSI driver's Unix socket carrying gRPC unary calls. Those cost
  * less than fetch's HTTP/1.1 and Bun's `node:http2` (issue 36, ninth and
  * tenth sessions): the floor takes every lever any Bun client could.
  * Nothing else is loaded: no kubeconfig library, no Connect, no validation.
@@ -15,9 +15,8 @@
  */
 import type * as http2 from "node:http2";
 import * as net from "node:net";
-import { ArrivingBody } from "../../src/http2/arriving-body";
-import { Http2ClientSession, type ClientStream } from "../../src/http2/client-session";
-import { TlsSocket } from "../../src/kube/tls-socket";
+import { Http2ClientSession } from "../../src/http2/client-session";
+import { ApiHttp2Connection } from "../../src/kube/api-http2-connection";
 
 /** ApiTarget is what the floor reads from a kubeconfig: the test ground's form only (server, CA data, token). */
 export interface ApiTarget {
@@ -118,63 +117,28 @@ async function http2Request(target: ApiTarget, path: string, init: ApiRequest): 
   });
 }
 
-/** The one connection to kube-apiserver on our own HTTP/2 session, opened at the first request and again after it ends. */
-let ownApiSession: Http2ClientSession | undefined;
+/** The one connection to kube-apiserver on ours' own HTTP/2 client, made at the first request. */
+let ownApi: ApiHttp2Connection | undefined;
 
-function ownApiSessionFor(target: ApiTarget): Http2ClientSession {
-  if (ownApiSession?.usable() !== true) {
-    const url = new URL(target.server);
-    const socket = new TlsSocket({ hostname: url.hostname, port: Number(url.port || "443"), server: target.server, tls: { ca: target.caPem } });
-    ownApiSession = new Http2ClientSession(socket, { onGone: () => undefined });
+/** ownHttp2Request sends one request the way ours does (ApiHttp2Connection); a watch's body streams as it arrives, any other answer is read whole first. */
+async function ownHttp2Request(target: ApiTarget, path: string, init: ApiRequest): Promise<Response> {
+  ownApi ??= new ApiHttp2Connection({ server: target.server, tls: { ca: target.caPem } });
+  const headers: Record<string, string> = { authorization: `Bearer ${target.token}`, accept: "application/json" };
+  if (init.contentType !== undefined) headers["content-type"] = init.contentType;
+  const request = { method: init.method ?? "GET", path, headers, ...(init.body === undefined ? {} : { body: init.body }) };
+  if (init.long !== true) {
+    const answer = await ownApi.request(request);
+    return new Response(answer.body, { status: answer.status });
   }
-  return ownApiSession;
-}
-
-/** ownHttp2Request sends one request as a stream of the shared session; a watch's body streams (ArrivingBody), any other answer is read whole first. */
-function ownHttp2Request(target: ApiTarget, path: string, init: ApiRequest): Promise<Response> {
-  const fields: [string, string][] = [
-    [":method", init.method ?? "GET"],
-    [":scheme", "https"],
-    [":authority", new URL(target.server).host],
-    [":path", path],
-    ["authorization", `Bearer ${target.token}`],
-    ["accept", "application/json"],
-  ];
-  if (init.contentType !== undefined) fields.push(["content-type", init.contentType]);
-  const body = init.body === undefined ? Buffer.alloc(0) : Buffer.from(init.body);
-  return new Promise((resolve, reject) => {
-    if (init.long !== true) {
-      ownApiSessionFor(target).request(fields, body, (end) => {
-        if (end.kind === "connection lost") return reject(new Error(`${path}: the connection to kube-apiserver was lost`));
-        resolve(new Response(end.chunks.length === 1 ? end.chunks[0] : Buffer.concat(end.chunks), { status: Number(end.headers?.[":status"] ?? 0) }));
-      });
-      return;
-    }
-    let stream: ClientStream | undefined;
-    const arriving = new ArrivingBody((octets) => stream?.release(octets));
-    const pull = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
-      const piece = await arriving.next();
+  const answer = await ownApi.stream(request);
+  const body = new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      const piece = await answer.next();
       if (piece === undefined) controller.close();
       else controller.enqueue(piece);
-    };
-    stream = ownApiSessionFor(target).request(
-      fields,
-      body,
-      (end) => {
-        if (end.kind === "connection lost") {
-          reject(new Error(`${path}: the connection to kube-apiserver was lost`));
-          arriving.finish(new Error(`${path}: the connection to kube-apiserver was lost`));
-          return;
-        }
-        resolve(new Response(null, { status: Number(end.headers?.[":status"] ?? 0) }));
-        arriving.finish();
-      },
-      {
-        onHeaders: (headers) => resolve(new Response(new ReadableStream<Uint8Array>({ pull }), { status: Number(headers[":status"] ?? 0) })),
-        onData: (piece) => arriving.push(piece),
-      },
-    );
+    },
   });
+  return new Response(body, { status: answer.status });
 }
 
 /** connectDriver opens one HTTP/2 connection over the driver's socket, with the attacher's own client session (the barest HTTP/2 this project has: node:http2 costs more), and resolves once it is connected. */
