@@ -1,13 +1,5 @@
 import { Duplex } from "node:stream";
-import { clientPreface } from "../../../src/http2/frames";
-
-/** A frame as the peer reads it. */
-export interface SeenFrame {
-  readonly type: number;
-  readonly flags: number;
-  readonly streamId: number;
-  readonly payload: Buffer;
-}
+import { ClientFrameReader, type SeenFrame } from "./client-frame-reader";
 
 /**
  * PeerSocket stands for a connection to an HTTP/2 server, for unit tests of
@@ -16,18 +8,11 @@ export interface SeenFrame {
  * frames.
  */
 export class PeerSocket extends Duplex {
-  private written = Buffer.alloc(0);
+  private readonly reader = new ClientFrameReader();
   readonly frames: SeenFrame[] = [];
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    this.written = Buffer.concat([this.written, chunk]);
-    if (this.written.subarray(0, clientPreface.length).equals(clientPreface)) this.written = this.written.subarray(clientPreface.length);
-    while (this.written.length >= 9) {
-      const length = this.written.readUIntBE(0, 3);
-      if (this.written.length < 9 + length) break;
-      this.frames.push({ type: this.written[3] as number, flags: this.written[4] as number, streamId: this.written.readUInt32BE(5), payload: Buffer.from(this.written.subarray(9, 9 + length)) });
-      this.written = this.written.subarray(9 + length);
-    }
+    this.frames.push(...this.reader.read(chunk));
     done();
   }
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from "bun:test";
-import { ApiConnectionError, ApiHttp2Connection, NotHttp2Error } from "../../../src/kube/api-http2-connection";
+import { ApiConnectionError, ApiHttp2Connection } from "../../../src/kube/api-http2-connection";
+import { NotHttp2Error } from "../../../src/kube/tls-socket";
 import { ErrorCode, frame, FrameType, Flag, u32Payload } from "../../../src/http2/frames";
 import { encodeHeaderBlock } from "../../../src/http2/hpack-encoder";
 import { field, makeTestCertificate, TlsH2Peer, type TestCertificate } from "./tls-h2-peer";
@@ -16,12 +17,21 @@ afterEach(async () => {
   peer = undefined;
 });
 
+/** until waits for what a peer sees over a real socket, however loaded the machine, rather than for a fixed time. */
+async function until(what: string, holds: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!holds()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(2);
+  }
+}
+
 function connectionTo(server: TlsH2Peer, healthCheck = { readIdleMs: 30_000, pingTimeoutMs: 15_000 }): ApiHttp2Connection {
   return new ApiHttp2Connection({ server: server.url, tls: { ca: certificate.cert }, healthCheck });
 }
 
 describe("ApiHttp2Connection", () => {
-  it("carries requests as streams of one TLS connection, the caller's headers lowercased and HTTP/1.1's connection fields left out", async () => {
+  it("carries requests as streams of one TLS connection, the caller's headers lowercased, HTTP/1.1's connection fields left out and gzip asked for", async () => {
     peer = await TlsH2Peer.start({ certificate, onRequest: (connection, request) => connection.answer(request.streamId, 200, `{"path":"${field(request, ":path")}"}`) });
     const api = connectionTo(peer);
     const answers = await Promise.all([
@@ -40,8 +50,23 @@ describe("ApiHttp2Connection", () => {
       [":authority", new URL(peer.url).host],
       [":path", "/api/v1/a"],
       ["authorization", "Bearer t"],
+      // Asked for by the connection, which decodes it.
+      ["accept-encoding", "gzip"],
     ]);
     expect(field(second, "content-type")).toBe("application/merge-patch+json");
+  });
+
+  it("decodes an answer the server compressed with gzip", async () => {
+    const list = JSON.stringify({ kind: "PersistentVolumeList", items: Array.from({ length: 50 }, (_, i) => ({ metadata: { name: `pv-${i}` } })) });
+    peer = await TlsH2Peer.start({
+      certificate,
+      onRequest: (connection, request) => {
+        const headers = Buffer.from(encodeHeaderBlock([[":status", "200"], ["content-encoding", "gzip"]]));
+        connection.send(frame(FrameType.headers, Flag.endHeaders, request.streamId, headers), frame(FrameType.data, Flag.endStream, request.streamId, Buffer.from(Bun.gzipSync(Buffer.from(list)))));
+      },
+    });
+    const answer = await connectionTo(peer).request({ method: "GET", path: "/api/v1/persistentvolumes", headers: {} });
+    expect(answer.body.toString()).toBe(list);
   });
 
   it("sends a request the server refused unprocessed once more, on a new connection", async () => {
@@ -80,21 +105,23 @@ describe("ApiHttp2Connection", () => {
     expect(error).toBeInstanceOf(ApiConnectionError);
     expect(String(error)).toContain("the connection to the API server was lost");
     expect(peer.connections[0]?.frameTypes).toContain(FrameType.ping);
-    // Quiet for 60 ms, then 60 ms without the PING's answer; checked every 20 ms.
+    // Quiet for 60 ms, then 60 ms without the PING's answer.
     expect(performance.now() - started).toBeGreaterThanOrEqual(100);
   });
 
   it("keeps a quiet connection whose server answers the PING", async () => {
     let answerLater: (() => void) | undefined;
     peer = await TlsH2Peer.start({ certificate, onRequest: (connection, request) => (answerLater = () => connection.answer(request.streamId, 200, "{}")) });
-    const pending = connectionTo(peer, { readIdleMs: 30, pingTimeoutMs: 30 }).request({ method: "GET", path: "/slow", headers: {} });
-    await Bun.sleep(200);
+    // Quiet for 20 ms, a PING, and again: a PING unanswered for 1 s would drop it.
+    const pending = connectionTo(peer, { readIdleMs: 20, pingTimeoutMs: 1_000 }).request({ method: "GET", path: "/slow", headers: {} });
+    const pings = () => peer?.connections[0]?.frameTypes.filter((t) => t === FrameType.ping).length ?? 0;
+    await until("a second PING", () => pings() >= 2);
     answerLater?.();
     expect((await pending).status).toBe(200);
-    expect(peer.connections[0]?.frameTypes.filter((t) => t === FrameType.ping).length).toBeGreaterThanOrEqual(2);
+    expect(pings()).toBeGreaterThanOrEqual(2);
   });
 
-  it("reads a watch as the server sends it, and its cancel resets the stream", async () => {
+  it("reads a watch as the server sends it, without asking for gzip, and its cancel resets the stream", async () => {
     peer = await TlsH2Peer.start({
       certificate,
       onRequest: (connection, request) => {
@@ -103,9 +130,11 @@ describe("ApiHttp2Connection", () => {
     });
     const watch = await connectionTo(peer).stream({ method: "GET", path: "/watch", headers: {} });
     expect((await watch.next())?.toString()).toBe('{"type":"ADDED"}\n');
+    // A watch is never compressed: nothing asks for it.
+    expect(field(peer.connections[0]?.requests[0], "accept-encoding")).toBeUndefined();
     watch.cancel();
     expect(await watch.next()).toBeUndefined();
-    await Bun.sleep(20);
+    await until("the RST_STREAM", () => peer?.connections[0]?.frameTypes.includes(FrameType.rstStream) === true);
     expect(peer.connections[0]?.frameTypes).toContain(FrameType.rstStream);
   });
 
@@ -113,10 +142,10 @@ describe("ApiHttp2Connection", () => {
     peer = await TlsH2Peer.start({ certificate });
     const abort = new AbortController();
     const pending = connectionTo(peer).request({ method: "GET", path: "/never", headers: {}, signal: abort.signal });
-    await Bun.sleep(20);
+    await until("the request", () => (peer?.connections[0]?.requests.length ?? 0) === 1);
     abort.abort(new Error("stopped"));
     await expect(pending).rejects.toThrow("stopped");
-    await Bun.sleep(20);
+    await until("the RST_STREAM", () => peer?.connections[0]?.frameTypes.includes(FrameType.rstStream) === true);
     expect(peer.connections[0]?.frameTypes).toContain(FrameType.rstStream);
   });
 

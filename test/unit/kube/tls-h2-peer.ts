@@ -3,10 +3,11 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import * as tls from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { clientPreface, frame, FrameType, Flag } from "../../../src/http2/frames";
+import { frame, FrameType, Flag } from "../../../src/http2/frames";
 import { HpackDecoder } from "../../../src/http2/hpack-decoder";
 import type { HeaderField } from "../../../src/http2/hpack-decoder";
 import { encodeHeaderBlock } from "../../../src/http2/hpack-encoder";
+import { ClientFrameReader } from "../http2/client-frame-reader";
 
 /** A certificate for 127.0.0.1 and localhost, made once per test file. */
 export interface TestCertificate {
@@ -36,8 +37,7 @@ export class TlsH2Connection {
   readonly requests: SeenRequest[] = [];
   readonly frameTypes: number[] = [];
   private readonly decoder = new HpackDecoder(4096);
-  private received = Buffer.alloc(0);
-  private prefaceSeen = false;
+  private readonly reader = new ClientFrameReader();
 
   constructor(
     readonly socket: tls.TLSSocket,
@@ -60,20 +60,7 @@ export class TlsH2Connection {
   }
 
   private read(chunk: Buffer): void {
-    this.received = Buffer.concat([this.received, chunk]);
-    if (!this.prefaceSeen) {
-      if (this.received.length < clientPreface.length) return;
-      this.received = this.received.subarray(clientPreface.length);
-      this.prefaceSeen = true;
-    }
-    while (this.received.length >= 9) {
-      const length = this.received.readUIntBE(0, 3);
-      if (this.received.length < 9 + length) return;
-      const type = this.received[3] as number;
-      const flags = this.received[4] as number;
-      const streamId = this.received.readUInt32BE(5) & 0x7fffffff;
-      const payload = Buffer.from(this.received.subarray(9, 9 + length));
-      this.received = this.received.subarray(9 + length);
+    for (const { type, flags, streamId, payload } of this.reader.read(chunk)) {
       this.frameTypes.push(type);
       if (type === FrameType.settings && (flags & Flag.ack) === 0) this.send(frame(FrameType.settings, Flag.ack, 0));
       if (type === FrameType.ping && (flags & Flag.ack) === 0 && this.answerPings) this.send(frame(FrameType.ping, Flag.ack, 0, payload));
