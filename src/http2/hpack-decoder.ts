@@ -135,8 +135,8 @@ function readString(block: Uint8Array, cursor: Cursor): string {
   }
 }
 
+/** latin1 is `block[start, end)` as a string of those octets, made in one go (not a rope of a node per character). */
 function latin1(block: Uint8Array, start: number, end: number): string {
-  let out = "";
-  for (let i = start; i < end; i++) out += String.fromCharCode(block[i] as number);
-  return out;
+  const octets = Buffer.isBuffer(block) ? block : Buffer.from(block.buffer, block.byteOffset, block.byteLength);
+  return octets.toString("latin1", start, end);
 }

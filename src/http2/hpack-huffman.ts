@@ -80,34 +80,45 @@ export class HuffmanDecodingError extends Error {
 }
 
 /**
+ * The octets of the string being decoded, reused from one string to the
+ * next and made into a string in one go at its end: appending each symbol
+ * to a string made a rope node per character, about 1 KiB of garbage for
+ * each audit ID the API server sends with every answer (issue 36).
+ */
+let decoded = Buffer.allocUnsafe(256);
+
+/**
  * decodeHuffman decodes `bytes[start, end)` into the octets they code, as
  * a latin1 string (HTTP field values are octets). The padding must be at
  * most 7 bits, all ones (EOS's prefix), and EOS itself must not appear.
  */
 export function decodeHuffman(bytes: Uint8Array, start: number, end: number): string {
   const { symbols, firstCode, firstIndex, count } = canonical;
-  let out = "";
-  let code = 0;
+  // The shortest code is 5 bits: no string decodes to more octets than this.
+  const most = Math.ceil(((end - start) * 8) / 5);
+  if (decoded.length < most) decoded = Buffer.allocUnsafe(most);
   let length = 0;
+  let code = 0;
+  let codeLength = 0;
   for (let i = start; i < end; i++) {
     const octet = bytes[i] as number;
     for (let bit = 7; bit >= 0; bit--) {
       code = code * 2 + ((octet >> bit) & 1);
-      length++;
-      const offset = code - (firstCode[length] as number);
-      if (offset >= 0 && offset < (count[length] as number)) {
-        const symbol = symbols[(firstIndex[length] as number) + offset] as number;
+      codeLength++;
+      const offset = code - (firstCode[codeLength] as number);
+      if (offset >= 0 && offset < (count[codeLength] as number)) {
+        const symbol = symbols[(firstIndex[codeLength] as number) + offset] as number;
         if (symbol === endOfString) throw new HuffmanDecodingError("the Huffman-coded string holds EOS");
-        out += String.fromCharCode(symbol);
+        decoded[length++] = symbol;
         code = 0;
-        length = 0;
-      } else if (length >= maxCodeLength) {
+        codeLength = 0;
+      } else if (codeLength >= maxCodeLength) {
         throw new HuffmanDecodingError("the Huffman-coded string holds no valid code");
       }
     }
   }
   // What is left must be padding: fewer than 8 bits, all ones.
-  if (length > 7) throw new HuffmanDecodingError("the Huffman-coded string ends in more than 7 bits of padding");
-  if (code !== 2 ** length - 1) throw new HuffmanDecodingError("the Huffman-coded string's padding is not EOS's prefix");
-  return out;
+  if (codeLength > 7) throw new HuffmanDecodingError("the Huffman-coded string ends in more than 7 bits of padding");
+  if (code !== 2 ** codeLength - 1) throw new HuffmanDecodingError("the Huffman-coded string's padding is not EOS's prefix");
+  return decoded.toString("latin1", 0, length);
 }

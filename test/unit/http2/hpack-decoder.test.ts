@@ -102,6 +102,16 @@ describe("HPACK encoding of a request's headers", () => {
     expect([...block.subarray(0, 2)]).toEqual([0x83, 0x86]);
   });
 
+  it("writes each character as its one octet (latin1), and a credential of thousands of octets whole", () => {
+    const fields = [
+      ["x-latin1", "caf\u00e9"],
+      ["authorization", `Bearer ${"t".repeat(3000)}`],
+    ] as const;
+    const block = encodeHeaderBlock(fields);
+    expect(new HpackDecoder(4096).decode(block)).toEqual(fields.map(([n, v]) => [n, v]));
+    expect(block.includes(Buffer.from([0x63, 0x61, 0x66, 0xe9]))).toBe(true);
+  });
+
   it("never adds to the peer's dynamic table: decoding the block twice gives the same fields", () => {
     const decoder = new HpackDecoder(4096);
     const block = encodeHeaderBlock([["grpc-timeout", "5S"]]);

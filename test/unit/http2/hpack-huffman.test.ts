@@ -30,6 +30,12 @@ describe("HPACK's Huffman decoding", () => {
     expect(decode("ffff fff3")).toBe("\n");
   });
 
+  it("decodes a string longer than any before it whole, and a shorter one after it without the longer one's rest", () => {
+    // "0" is 00000: 1,000 of them are 5,000 bits, 625 octets with no padding.
+    expect(decode("00".repeat(625))).toBe("0".repeat(1000));
+    expect(decode("6402")).toBe("302");
+  });
+
   it("refuses padding longer than 7 bits", () => {
     // "0" is 00000 (5 bits); a whole octet of ones after it is 11 bits of padding.
     expect(() => decode("07ff")).toThrow(HuffmanDecodingError);
