@@ -9,6 +9,7 @@ import type { BenchContext } from "./lib/bench-context";
 import { BenchMonitoring } from "./lib/bench-monitoring";
 import { createForeignPvs, removeOwnPvs, type BenchGround, type DriverKind } from "./lib/bench-ground";
 import type { FloorBinaries } from "./lib/floor-build";
+import { floorApiStackFromEnv, floorApiStacks } from "./floor/floor-api-stacks";
 import { note, progress } from "./lib/progress";
 import type { LimitRun, MetricSpec, MonitoringPictures, RunResult } from "./lib/results";
 import { ScaleObjects } from "./lib/scale-objects";
@@ -84,8 +85,7 @@ async function idleSection(run: BenchRun): Promise<void> {
  */
 /** floorApiNote says how this run's floor programs reach kube-apiserver (run.ts's --floor-api). */
 function floorApiNote(): string {
-  const stack = process.env["FLOOR_API_STACK"];
-  return `the floor reaches kube-apiserver over ${stack === "http2" ? "node:http2 (one TLS session, requests and the watch as its streams)" : stack === "fetch" ? "fetch (HTTP/1.1)" : "our HTTP/2 client (one TLS connection, requests and the watch as its streams, as ours)"}`;
+  return `the floor reaches kube-apiserver over ${floorApiStacks[floorApiStackFromEnv()]}`;
 }
 
 async function floorSection(run: BenchRun): Promise<void> {

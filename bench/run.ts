@@ -31,6 +31,7 @@ import type { ContainerLimitParams } from "./scenarios/container-limit";
 import { renderHtml } from "./report/render-html";
 import { formatNumber, renderMarkdown } from "./report/render-markdown";
 import { buildFloor, type FloorBinaries } from "./lib/floor-build";
+import { defaultFloorApiStack, floorApiStacks, isFloorApiStack } from "./floor/floor-api-stacks";
 import type { ScaleParams } from "./scenarios/scale";
 
 const repoRoot = resolve(import.meta.dir, "..");
@@ -63,8 +64,8 @@ const usage = `usage: bun run bench/run.ts [options]
                             (BUN_JSC_logGC=1 BUN_JSC_useGenerationalGC=0 BUN_GC_TIMER_DISABLE=1): the throughput cycles
                             report JS heap bytes allocated per VA cycle (a lower bound; compare within one run);
                             their memory and CPU figures are then not comparable with other runs
-  --floor-api own|fetch|http2  how the floor programs reach kube-apiserver: own (default; our HTTP/2 client over TLS,
-                            as ours), fetch (HTTP/1.1), or node:http2 over TLS (one session, issue 24's one HTTP stack)
+  --floor-api ${Object.keys(floorApiStacks).join("|")}  how the floor programs reach kube-apiserver (default ${defaultFloorApiStack}):
+${Object.entries(floorApiStacks).map(([name, words]) => `                            ${name}: ${words}`).join("\n")}
   --keep-logs               keep the attachers' logs (default: deleted unless a run failed)
   --out DIR                 where reports go (default bench/results, quick/smoke: bench/results/scratch)
   --label NAME              appended to the report's file names (<date>-NAME.json), e.g. container-limit
@@ -80,7 +81,7 @@ const { values: opts } = parseArgs({
     "driver-latency-ms": { type: "string", default: "0" },
     only: { type: "string" },
     kinds: { type: "string", default: "ours,go" },
-    "floor-api": { type: "string", default: "own" },
+    "floor-api": { type: "string", default: defaultFloorApiStack },
     "gc-log": { type: "boolean", default: false },
     "scale-n": { type: "string" },
     "container-limit-n": { type: "string" },
@@ -142,9 +143,9 @@ const kinds = opts.kinds.split(",").filter((k): k is "ours" | "go" => k === "our
 // --kinds floor: the floor's two stacks A/B against each other (--floor-api) without an attacher's runs.
 if (kinds.length === 0 && opts.kinds !== "floor") throw new Error(`--kinds must name ours and/or go, or floor alone, not ${JSON.stringify(opts.kinds)}`);
 const floorApi = opts["floor-api"];
-if (floorApi !== "own" && floorApi !== "fetch" && floorApi !== "http2") throw new Error(`--floor-api must be own, fetch or http2, not ${JSON.stringify(floorApi)}`);
+if (!isFloorApiStack(floorApi)) throw new Error(`--floor-api must be one of ${Object.keys(floorApiStacks).join(", ")}, not ${JSON.stringify(floorApi)}`);
 // The floor programs read it at start (bench/floor/floor-connections.ts); the attachers ignore it.
-if (floorApi !== "own") process.env["FLOOR_API_STACK"] = floorApi;
+if (floorApi !== defaultFloorApiStack) process.env["FLOOR_API_STACK"] = floorApi;
 
 function positiveInt(flag: string, text: string): number {
   const n = Number(text);

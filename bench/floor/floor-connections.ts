@@ -17,6 +17,7 @@ import type * as http2 from "node:http2";
 import * as net from "node:net";
 import { Http2ClientSession } from "../../src/http2/client-session";
 import { ApiHttp2Connection } from "../../src/kube/api-http2-connection";
+import { floorApiStackFromEnv, type FloorApiStack } from "./floor-api-stacks";
 
 /** ApiTarget is what the floor reads from a kubeconfig: the test ground's form only (server, CA data, token). */
 export interface ApiTarget {
@@ -51,8 +52,7 @@ interface ApiRequest {
 
 /** apiFetch sends one request to kube-apiserver over the stack FLOOR_API_STACK names; a status >= 300 throws with the answer's text. */
 export async function apiFetch(target: ApiTarget, path: string, init: ApiRequest = {}): Promise<Response> {
-  const stack = process.env["FLOOR_API_STACK"];
-  const res = stack === "http2" ? await http2Request(target, path, init) : stack === "fetch" ? await fetchRequest(target, path, init) : await ownHttp2Request(target, path, init);
+  const res = await apiRequestVia[floorApiStackFromEnv()](target, path, init);
   if (res.status >= 300) throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${await res.text()}`);
   return res;
 }
@@ -140,6 +140,13 @@ async function ownHttp2Request(target: ApiTarget, path: string, init: ApiRequest
   });
   return new Response(body, { status: answer.status });
 }
+
+/** How apiFetch sends a request on each stack. */
+const apiRequestVia: Record<FloorApiStack, (target: ApiTarget, path: string, init: ApiRequest) => Promise<Response>> = {
+  own: ownHttp2Request,
+  fetch: fetchRequest,
+  http2: http2Request,
+};
 
 /** connectDriver opens one HTTP/2 connection over the driver's socket, with the attacher's own client session (the barest HTTP/2 this project has: node:http2 costs more), and resolves once it is connected. */
 export function connectDriver(socketPath: string): Promise<Http2ClientSession> {
