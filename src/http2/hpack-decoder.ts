@@ -32,7 +32,7 @@ export class HpackDecoder {
     this.maxSize = settingsMaxSize;
   }
 
-  decode(block: Uint8Array): HeaderField[] {
+  decode(block: Buffer): HeaderField[] {
     const fields: HeaderField[] = [];
     const cursor = { at: 0 };
     let fieldSeen = false;
@@ -73,7 +73,7 @@ export class HpackDecoder {
   }
 
   /** literal reads a literal field whose name is indexed (a non-zero prefix) or follows as a string. */
-  private literal(block: Uint8Array, cursor: Cursor, prefixBits: number): HeaderField {
+  private literal(block: Buffer, cursor: Cursor, prefixBits: number): HeaderField {
     const nameIndex = readInteger(block, cursor, prefixBits);
     const name = nameIndex === 0 ? readString(block, cursor) : this.field(nameIndex)[0];
     return [name, readString(block, cursor)];
@@ -118,7 +118,7 @@ function readInteger(block: Uint8Array, cursor: Cursor, prefixBits: number): num
 }
 
 /** readString reads a string literal (section 5.2): a Huffman flag, a 7-bit-prefix length, the octets. */
-function readString(block: Uint8Array, cursor: Cursor): string {
+function readString(block: Buffer, cursor: Cursor): string {
   if (cursor.at >= block.length) throw new HpackDecodingError("the header block ends before a string");
   const huffman = ((block[cursor.at] as number) & 0x80) !== 0;
   const length = readInteger(block, cursor, 7);
@@ -126,17 +126,12 @@ function readString(block: Uint8Array, cursor: Cursor): string {
   const end = start + length;
   if (end > block.length) throw new HpackDecodingError("a string runs past the end of the header block");
   cursor.at = end;
-  if (!huffman) return latin1(block, start, end);
+  // Field values are octets: each one character (latin1), the string made in one go.
+  if (!huffman) return block.toString("latin1", start, end);
   try {
     return decodeHuffman(block, start, end);
   } catch (e: unknown) {
     if (e instanceof HuffmanDecodingError) throw new HpackDecodingError(e.message);
     throw e;
   }
-}
-
-/** latin1 is `block[start, end)` as a string of those octets, made in one go (not a rope of a node per character). */
-function latin1(block: Uint8Array, start: number, end: number): string {
-  const octets = Buffer.isBuffer(block) ? block : Buffer.from(block.buffer, block.byteOffset, block.byteLength);
-  return octets.toString("latin1", start, end);
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "bun:test";
 import { HpackDecoder, HpackDecodingError } from "../../../src/http2/hpack-decoder";
 import { encodeHeaderBlock } from "../../../src/http2/hpack-encoder";
 
-function bytes(hex: string): Uint8Array {
+function bytes(hex: string): Buffer {
   return Buffer.from(hex.replace(/\s/g, ""), "hex");
 }
 
