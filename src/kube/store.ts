@@ -169,11 +169,19 @@ export class Store<T extends KubeObject> {
    * other way round) are one version, and so is every unchanged object of a
    * relist. Anything else, a malformed object included, goes to `parse`,
    * which names what is wrong with it.
+   *
+   * One answer breaks the rule that a version names one state: a write
+   * that removes the last finalizer of an object being deleted deletes it,
+   * and kube-apiserver answers with the object as written (no finalizers)
+   * under the resourceVersion it was last stored with, which the cache may
+   * hold with the finalizers still on. Such an answer is always parsed, so
+   * that its writer sees the object gone (the VA writer then sends no
+   * status patch that could only answer NotFound).
    */
   parseUnlessCached(raw: unknown, parse: (raw: unknown) => T): T {
-    const { name, resourceVersion } = nameAndVersionOf(raw);
+    const { name, resourceVersion, deletedByThisWrite } = identityOf(raw);
     const cached = name === undefined ? undefined : this.items.get(name);
-    if (cached && resourceVersion !== undefined && cached.metadata.resourceVersion === resourceVersion) return cached;
+    if (cached && !deletedByThisWrite && resourceVersion !== undefined && cached.metadata.resourceVersion === resourceVersion) return cached;
     return parse(raw);
   }
 
@@ -207,16 +215,20 @@ export function observes(cachedVersion: string, writtenVersion: string): boolean
 }
 
 /**
- * nameAndVersionOf reads metadata.name and a non-empty
- * metadata.resourceVersion of an object not validated yet: either is
- * undefined where it is missing or not a string.
+ * identityOf reads, of an object not validated yet, metadata.name and a
+ * non-empty metadata.resourceVersion (either undefined where it is missing
+ * or not a string), and whether it is being deleted with no finalizer left:
+ * kube-apiserver stores no such object, so it is the answer to the write
+ * that deleted it.
  */
-function nameAndVersionOf(raw: unknown): { name?: string; resourceVersion?: string } {
+function identityOf(raw: unknown): { name?: string; resourceVersion?: string; deletedByThisWrite: boolean } {
   const metadata = typeof raw === "object" && raw !== null ? (raw as { metadata?: unknown }).metadata : undefined;
-  if (typeof metadata !== "object" || metadata === null) return {};
-  const { name, resourceVersion } = metadata as { name?: unknown; resourceVersion?: unknown };
+  if (typeof metadata !== "object" || metadata === null) return { deletedByThisWrite: false };
+  const { name, resourceVersion, deletionTimestamp, finalizers } = metadata as { name?: unknown; resourceVersion?: unknown; deletionTimestamp?: unknown; finalizers?: unknown };
+  const finalizerLeft = Array.isArray(finalizers) && finalizers.length > 0;
   return {
     ...(typeof name === "string" ? { name } : {}),
     ...(typeof resourceVersion === "string" && resourceVersion !== "" ? { resourceVersion } : {}),
+    deletedByThisWrite: typeof deletionTimestamp === "string" && deletionTimestamp !== "" && !finalizerLeft,
   };
 }

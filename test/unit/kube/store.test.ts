@@ -194,6 +194,21 @@ describe("store and versions it already holds", () => {
     expect(() => store.parseUnlessCached(null, (raw) => parse({ metadata: { name: String(raw), resourceVersion: "" } }))).toThrow("null: note: missing");
   });
 
+  it("parses the answer to a write that deleted the object, although it carries the version the cache holds", () => {
+    // kube-apiserver answers a patch that removes the last finalizer of a
+    // VA being deleted with the VA as written under its last stored version.
+    const { store } = recordingStore();
+    const { parse, parsed } = countingParser();
+    const deleting = { name: "a", resourceVersion: "10", deletionTimestamp: "2026-11-28T12:00:00Z" };
+    store.upsert(store.parseUnlessCached({ metadata: { ...deleting, finalizers: ["ours"] }, note: "cached" }, parse));
+    const notes = [
+      store.parseUnlessCached({ metadata: deleting, note: "finalizers absent" }, parse).note,
+      store.parseUnlessCached({ metadata: { ...deleting, finalizers: [] }, note: "finalizers empty" }, parse).note,
+      store.parseUnlessCached({ metadata: { ...deleting, finalizers: ["ours"] }, note: "finalizer left" }, parse).note,
+    ];
+    expect({ notes, parsed }).toEqual({ notes: ["parsed finalizers absent", "parsed finalizers empty", "parsed cached"], parsed: ["a@10", "a@10", "a@10"] });
+  });
+
   it("delivers the watch event of our own write, answered first, as the cached answer", () => {
     const { store, events } = recordingStore();
     const { parse, parsed } = countingParser();

@@ -84,11 +84,16 @@ export function createHandlerGround(options: GroundOptions = {}) {
       const current = serverVas.get(name);
       if (!current) throw new KubeApiError(404, "NotFound", `volumeattachments.storage.k8s.io ${JSON.stringify(name)} not found`);
       const next = applyMergePatch(current, patch) as { metadata: Record<string, unknown> };
-      next.metadata.resourceVersion = String(++resourceVersion);
       const finalizers = next.metadata.finalizers as string[] | undefined;
+      // As kube-apiserver: a write that deletes the VA is answered with the
+      // VA as written under the version it was last stored with.
       if (next.metadata.deletionTimestamp && (finalizers ?? []).length === 0) serverVas.delete(name);
-      else serverVas.set(name, next);
-      const written = parseVolumeAttachment(next);
+      else {
+        next.metadata.resourceVersion = String(++resourceVersion);
+        serverVas.set(name, next);
+      }
+      // As AttacherApi: the answer goes through the cache's parseUnlessCached.
+      const written = vas.parseUnlessCached(next, parseVolumeAttachment);
       vas.applyOwnWrite(written);
       return written;
     },
