@@ -20,23 +20,24 @@ export const glanceTableMarkers = { start: "<!-- glance:start (bun run readme:fl
 export const ratioTableMarkers = { start: "<!-- ratios:start (bun run readme:flags) -->", end: "<!-- ratios:end -->" } as const;
 
 /**
- * The reports the figures come from: the quiet run of 2026-11-28 08:22
+ * The reports the figures come from: the quiet run of 2026-11-28 12:43
  * (issue 36, the binary whose API requests and driver calls both run on
- * our own HTTP/2 client), its cold starts on fresh grounds, and the
- * 100,000-volume run after them, all as the binary shipped then (DFG and
- * FTL off, Bun's GC timer off).
+ * our own HTTP/2 client, and which no longer sends a detached status patch
+ * that could only answer 404), its cold starts on fresh grounds, and the
+ * 100,000-volume run of 09:10 (the same stack, before that fix), all as
+ * the binary shipped (DFG and FTL off, Bun's GC timer off).
  */
 export const reports = {
   /** The full run: every scenario but scale; the container limits on a cluster holding only the N volumes. */
-  full: "2026-11-28T0822",
-  /** 100,000 volumes, one round, the same binary. */
+  full: "2026-11-28T1243",
+  /** 100,000 volumes, one round, the same stack. */
   edge: "2026-11-28T0910-scale-100k-h2",
   /** Cold start with 100 VAs waiting on a fresh ground, the floor beside ours and Go. */
-  cold100: "2026-11-28T0908-cold-start-floor-100",
+  cold100: "2026-11-28T1326-cold-start-floor-100",
   /** The same with 300 VAs waiting. */
-  cold300: "2026-11-28T0908-cold-start-floor-300",
+  cold300: "2026-11-28T1326-cold-start-floor-300",
   /** 300 VAs waiting again, on another fresh ground. */
-  cold300again: "2026-11-28T0908-cold-start-floor-300-again",
+  cold300again: "2026-11-28T1327-cold-start-floor-300-again",
 } as const;
 
 /** ReportName names one of the reports above. */
