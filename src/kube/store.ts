@@ -217,9 +217,10 @@ export function observes(cachedVersion: string, writtenVersion: string): boolean
 /**
  * identityOf reads, of an object not validated yet, metadata.name and a
  * non-empty metadata.resourceVersion (either undefined where it is missing
- * or not a string), and whether it is being deleted with no finalizer left:
- * kube-apiserver stores no such object, so it is the answer to the write
- * that deleted it.
+ * or not a string), and whether it is being deleted with no finalizer left.
+ * kube-apiserver keeps no VA, PV or CSINode in that state (none has a
+ * grace period): it is the server's last word on an object it has just
+ * deleted, the answer to the write that deleted it or a DELETED event.
  */
 function identityOf(raw: unknown): { name?: string; resourceVersion?: string; deletedByThisWrite: boolean } {
   const metadata = typeof raw === "object" && raw !== null ? (raw as { metadata?: unknown }).metadata : undefined;
