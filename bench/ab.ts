@@ -20,16 +20,27 @@
  * (--worker-threads, --kube-api-qps, --kube-api-burst, -v=2), against the
  * fault driver with no latency, and each process starts with the PVs
  * released from the attacher finalizer, so each first cycle pays the same
- * writes. `--foreign-pvs N` puts N PVs of another driver on the ground
- * first, which every start-up syncs (a shared cluster's); `--b-kind go`
- * (or `--a-kind go`) runs upstream's attacher on one side.
+ * writes. `--pv-finalizers every` releases them again before each later
+ * cycle too, so that every cycle adds them (an attacher's later cycles
+ * otherwise send no PV patch, while the floor sends one every cycle).
+ * `--foreign-pvs N` puts N PVs of another driver on the ground first,
+ * which every start-up syncs (a shared cluster's); `--driver-latency MS`
+ * has the driver answer each call that late; `--b-kind go` (or
+ * `--a-kind go`) runs upstream's attacher on one side.
+ *
+ * Each process also says how many API requests each VA of its later cycles
+ * cost, by kind (kube-apiserver's apiserver_request_total, less the
+ * bench's own creates and deletes of VAs): what an attacher sends that the
+ * CPU figures cannot show, a request answered 404 included.
  *
  *   bun run bench/ab.ts --a dist/csi-attacher --b /tmp/csi-attacher-main [--pairs 6] [--vas 200] [--cycles 4]
- *                       [--workers 10] [--qps 1000] [--burst 2000] [--foreign-pvs N] [--label NAME]
+ *                       [--workers 10] [--qps 1000] [--burst 2000] [--foreign-pvs N] [--driver-latency MS]
+ *                       [--pv-finalizers first|every] [--label NAME]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { apiserverRequests, requestKey, type RequestTally } from "../test/ground/apiserver-request-count";
 import { ensureComponents } from "../test/ground/components";
 import { waitForCondition } from "../test/ground/managed-process";
 import { startAttacher, type AttacherKind, type RunningAttacher } from "./lib/attacher-under-test";
@@ -51,11 +62,13 @@ const { values: opts } = parseArgs({
     qps: { type: "string", default: "1000" },
     burst: { type: "string", default: "2000" },
     "foreign-pvs": { type: "string", default: "0" },
+    "driver-latency": { type: "string", default: "0" },
+    "pv-finalizers": { type: "string", default: "first" },
     label: { type: "string", default: "ab" },
   },
 });
 if (opts.a === undefined || opts.b === undefined) {
-  console.error("usage: bun run bench/ab.ts --a PATH --b PATH [--a-kind ours|go|floor] [--b-kind ours|go|floor] [--pairs N] [--vas N] [--cycles N] [--workers N] [--qps N] [--burst N] [--foreign-pvs N] [--label NAME]");
+  console.error("usage: bun run bench/ab.ts --a PATH --b PATH [--a-kind ours|go|floor] [--b-kind ours|go|floor] [--pairs N] [--vas N] [--cycles N] [--workers N] [--qps N] [--burst N] [--foreign-pvs N] [--driver-latency MS] [--pv-finalizers first|every] [--label NAME]");
   process.exit(2);
 }
 const kindOf = (name: string): AttacherKind => {
@@ -69,6 +82,10 @@ const cycles = Number(opts.cycles);
 const foreignPvs = Number(opts["foreign-pvs"]);
 if (![pairs, vas, cycles].every((n) => Number.isInteger(n) && n >= 1) || cycles < 2) throw new Error("--pairs and --vas must be whole numbers >= 1, --cycles >= 2 (the first cycle is the cold one)");
 if (!Number.isInteger(foreignPvs) || foreignPvs < 0) throw new Error("--foreign-pvs must be a whole number >= 0");
+const driverLatencyMs = Number(opts["driver-latency"]);
+if (!Number.isInteger(driverLatencyMs) || driverLatencyMs < 0) throw new Error("--driver-latency must be a whole number of ms >= 0");
+const pvFinalizersEveryCycle = opts["pv-finalizers"] === "every";
+if (!pvFinalizersEveryCycle && opts["pv-finalizers"] !== "first") throw new Error(`--pv-finalizers takes first or every, not ${JSON.stringify(opts["pv-finalizers"])}`);
 
 /** One process's figures: ms and CPU seconds from exec to ready, CPU per 1,000 VAs of its first cycle and the median of the later ones, and peak RSS. */
 interface ProcessFigures {
@@ -83,6 +100,24 @@ interface ProcessFigures {
   /** VmRSS and RssAnon at ready: what start-up and the caches' sync left resident before any cycle. */
   readonly readyRssMiB: number;
   readonly readyAnonMiB: number;
+  /** The attacher's API requests per VA in the later cycles (median of those cycles), of every kind. */
+  readonly warmApiRequestsPerVa: number;
+}
+
+/** What the bench itself sends in a cycle, left out of an attacher's requests: it creates and deletes the VAs. */
+const benchOwnRequests = new Set(["POST volumeattachments 201", "DELETE volumeattachments 200"]);
+
+/** attacherRequestsPerVa: the requests for resources kube-apiserver answered between two readings, per VA, by kind, less the bench's own. */
+function attacherRequestsPerVa(before: readonly RequestTally[], after: readonly RequestTally[]): Map<string, number> {
+  const counted = new Map(before.map((tally) => [requestKey(tally), tally.count]));
+  const perVa = new Map<string, number>();
+  for (const tally of after) {
+    const key = requestKey(tally);
+    const sent = tally.count - (counted.get(key) ?? 0);
+    // A path that names no resource (kube-apiserver's own /openapi/v3) is no attacher's.
+    if (sent > 0 && tally.resource !== "" && !benchOwnRequests.has(key)) perVa.set(key, sent / vas);
+  }
+  return perVa;
 }
 
 async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", index: number, ownPvs: { count: number }): Promise<ProcessFigures> {
@@ -105,8 +140,15 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
     const readyAnonMiB = atReady.anonBytes / 1048576;
     const cpu: number[] = [];
     const seconds: number[] = [];
+    const requests: number[] = [];
     for (let cycle = 0; cycle < cycles; cycle++) {
       watch.forget();
+      if (pvFinalizersEveryCycle && cycle > 0) {
+        await releasePvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
+        // The attacher handles the PVs' update events before the cycle's CPU is read.
+        await Bun.sleep(2000);
+      }
+      const requestsBefore = await apiserverRequests(ground.cluster);
       const before = cpuSeconds(attacher);
       const started = performance.now();
       const names = await createVas(ground.admin, `ab-${side.toLowerCase()}${index}-c${cycle}`, vas);
@@ -115,6 +157,12 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
       await until(() => watch.countGone(names) === names.length, attacher, `${side}${index} cycle ${cycle}: gone`);
       cpu.push(((cpuSeconds(attacher) - before) * 1000) / vas);
       seconds.push((performance.now() - started) / 1000);
+      // Read once the last VA is gone: the attacher sends nothing for it after that.
+      const perVa = attacherRequestsPerVa(requestsBefore, await apiserverRequests(ground.cluster));
+      if (cycle > 0) {
+        requests.push([...perVa.values()].reduce((sum, n) => sum + n, 0));
+        console.log(`[ab] ${side}${index} cycle ${cycle}: API requests per VA: ${[...perVa].map(([key, n]) => `${key} ${n.toFixed(2)}`).join(", ")}`);
+      }
     }
     return {
       readyMs,
@@ -127,6 +175,7 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
       peakAnonMiB: attacher.rss.reduce((peak, sample) => Math.max(peak, sample.anonBytes), 0) / 1048576,
       readyRssMiB,
       readyAnonMiB,
+      warmApiRequestsPerVa: median(requests),
     };
   } finally {
     await attacher.stop();
@@ -144,7 +193,7 @@ function until(done: () => boolean, attacher: RunningAttacher, description: stri
 }
 
 await ensureComponents();
-const ground = await startBenchGround("fake", 0, "");
+const ground = await startBenchGround("fake", driverLatencyMs, "");
 if (foreignPvs > 0) await createForeignPvs(ground.admin, 0, foreignPvs);
 const watch = await VaWatch.start(ground.cluster);
 const ownPvs = { count: 0 };
@@ -166,7 +215,7 @@ try {
 
 const keys = Object.keys(results.A[0] ?? {}) as (keyof ProcessFigures)[];
 const lines = [
-  `A/B ${opts.label}: A=${sides.A.path} (${sides.A.kind}), B=${sides.B.path} (${sides.B.kind}); ${pairs} pairs, ${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers} --kube-api-qps=${opts.qps} --kube-api-burst=${opts.burst}${foreignPvs > 0 ? `; ${foreignPvs} PVs of another driver on the ground` : ""}`,
+  `A/B ${opts.label}: A=${sides.A.path} (${sides.A.kind}), B=${sides.B.path} (${sides.B.kind}); ${pairs} pairs, ${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers} --kube-api-qps=${opts.qps} --kube-api-burst=${opts.burst}${foreignPvs > 0 ? `; ${foreignPvs} PVs of another driver on the ground` : ""}${driverLatencyMs > 0 ? `; the driver answers in ${driverLatencyMs} ms` : ""}${pvFinalizersEveryCycle ? "; PV finalizers released before every cycle" : ""}`,
   "",
   "| figure | A (median) | B (median) | A/B (median of pairs) | A/B range |",
   "|---|---:|---:|---:|---|",
@@ -184,4 +233,4 @@ mkdirSync(dir, { recursive: true });
 // The full bench's stamp: 2026-11-27T1656.
 const stamp = new Date().toISOString().slice(0, 16).replace(":", "");
 writeFileSync(join(dir, `${stamp}-ab-${opts.label}.md`), `${text}\n`);
-writeFileSync(join(dir, `${stamp}-ab-${opts.label}.json`), `${JSON.stringify({ sides, pairs, vas, cycles, foreignPvs, results }, null, 1)}\n`);
+writeFileSync(join(dir, `${stamp}-ab-${opts.label}.json`), `${JSON.stringify({ sides, pairs, vas, cycles, foreignPvs, driverLatencyMs, pvFinalizersEveryCycle, results }, null, 1)}\n`);

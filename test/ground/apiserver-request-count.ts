@@ -1,9 +1,9 @@
 /**
- * What a rule asks of kube-apiserver's own count of the requests it served
- * (`apiserver_request_total` on its /metrics): how many of one kind it
- * answered, whoever sent them. A rule reads it before and after the
- * attacher's work and compares, so it sees requests the attacher sent and
- * that changed nothing, such as a patch answered 404.
+ * What a rule or a benchmark asks of kube-apiserver's own count of the
+ * requests it served (`apiserver_request_total` on its /metrics): how many
+ * of each kind it answered, whoever sent them. Read before and after the
+ * attacher's work and compared, it shows requests the attacher sent that
+ * changed nothing, such as a patch answered 404.
  */
 
 /** The labels a count is selected by; a label left out matches any value. */
@@ -14,6 +14,16 @@ export interface RequestKind {
   readonly code?: string;
 }
 
+/** One kind of request and how many kube-apiserver answered so far. */
+export interface RequestTally {
+  readonly verb: string;
+  readonly resource: string;
+  /** "" for the object itself. */
+  readonly subresource: string;
+  readonly code: string;
+  readonly count: number;
+}
+
 /** Where kube-apiserver serves its metrics, and the admin's credentials to read them. */
 export interface MetricsAccess {
   readonly server: string;
@@ -21,19 +31,39 @@ export interface MetricsAccess {
   readonly caPem: string;
 }
 
-/** apiserverRequestCount sums `apiserver_request_total` over every series of `kind`. */
-export async function apiserverRequestCount(access: MetricsAccess, kind: RequestKind): Promise<number> {
+/** apiserverRequests reads `apiserver_request_total` from kube-apiserver's /metrics. */
+export async function apiserverRequests(access: MetricsAccess): Promise<RequestTally[]> {
   const response = await fetch(`${access.server}/metrics`, { headers: { Authorization: `Bearer ${access.adminToken}` }, tls: { ca: access.caPem } });
   const text = await response.text();
   if (!response.ok) throw new Error(`GET /metrics answered ${response.status}: ${text.slice(0, 200)}`);
+  return requestTallies(text);
+}
+
+/** requestTallies reads the `apiserver_request_total` series of a metrics page: one tally per verb, resource, subresource and code, summed over its other labels. */
+export function requestTallies(metricsText: string): RequestTally[] {
+  const tallies = new Map<string, RequestTally>();
+  for (const line of metricsText.split("\n")) {
+    if (!line.startsWith("apiserver_request_total{")) continue;
+    const labels = new Map([...line.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2] ?? ""]));
+    const kind = { verb: labels.get("verb") ?? "", resource: labels.get("resource") ?? "", subresource: labels.get("subresource") ?? "", code: labels.get("code") ?? "" };
+    const key = requestKey(kind);
+    tallies.set(key, { ...kind, count: (tallies.get(key)?.count ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)) });
+  }
+  return [...tallies.values()];
+}
+
+/** apiserverRequestCount sums the tallies of `kind`. */
+export async function apiserverRequestCount(access: MetricsAccess, kind: RequestKind): Promise<number> {
   const wanted: Record<string, string | undefined> = { verb: kind.verb, resource: kind.resource, subresource: kind.subresource, code: kind.code };
   let total = 0;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    const labels = new Map([...line.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]));
-    if (Object.entries(wanted).every(([name, value]) => value === undefined || (labels.get(name) ?? "") === value)) {
-      total += Number(line.slice(line.lastIndexOf(" ") + 1));
-    }
+  for (const tally of await apiserverRequests(access)) {
+    const labels: Record<string, string> = { verb: tally.verb, resource: tally.resource, subresource: tally.subresource, code: tally.code };
+    if (Object.entries(wanted).every(([name, value]) => value === undefined || labels[name] === value)) total += tally.count;
   }
   return total;
+}
+
+/** requestKey names a kind of request as a line of text: "PATCH volumeattachments/status 404". */
+export function requestKey(kind: Omit<RequestTally, "count">): string {
+  return `${kind.verb} ${kind.resource}${kind.subresource === "" ? "" : `/${kind.subresource}`} ${kind.code}`;
 }
