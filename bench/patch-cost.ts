@@ -1,0 +1,112 @@
+/**
+ * patch-cost: the CPU one PV finalizer patch costs, sent ours' way and the
+ * floor client's, to say how much of ours' cost above the floor is the
+ * write itself (issue 36). On a test ground of its own, it patches N PVs
+ * (10 at a time, as 10 workers would) four ways, in alternating order
+ * round after round, and prints µs of this process's CPU per patch:
+ *
+ * - ours: `AttacherApi.patchPersistentVolume`, whose answer is parsed into
+ *   the PV cache, as the attacher does;
+ * - `KubeClient.patch` alone: the answer through JSON.parse only;
+ * - the floor's `apiFetch`, its answer through JSON.parse;
+ * - the floor's `apiFetch`, its answer read as bytes (what the floor does).
+ *
+ * The finalizers are released before each way's turn, so each adds them.
+ * Run it with the attacher's tiers for figures that compare with its:
+ *
+ *   BUN_JSC_useDFGJIT=0 BUN_JSC_useFTLJIT=0 BUN_GC_TIMER_DISABLE=1 bun run bench/patch-cost.ts [pvs=1000] [rounds=8]
+ */
+import { AttacherApi } from "../src/controller/attacher-api";
+import { cachedObjectParsers } from "../src/controller/cached-objects";
+import { finalizerName } from "../src/controller/driver-names";
+import { addFinalizerPatch } from "../src/kube/finalizer-patches";
+import { KubeClient } from "../src/kube/http-client";
+import { loadKubeConnection } from "../src/kube/kubeconfig";
+import type { PersistentVolume } from "../src/kube/objects/persistent-volume";
+import type { VolumeAttachment } from "../src/kube/objects/volume-attachment";
+import { Store } from "../src/kube/store";
+import { AdminClient } from "../test/ground/admin-client";
+import { paths, persistentVolume } from "../test/ground/objects";
+import { startTestCluster } from "../test/ground/test-cluster";
+import { apiFetch, readApiTarget } from "./floor/floor-connections";
+import { releasePvFinalizers } from "./lib/bench-ground";
+import { median } from "./lib/stats";
+
+const pvCount = Number(process.argv[2] ?? 1000);
+const rounds = Number(process.argv[3] ?? 8);
+if (![pvCount, rounds].every((n) => Number.isInteger(n) && n >= 1)) throw new Error("usage: bun run bench/patch-cost.ts [pvs=1000] [rounds=8]");
+const driver = "patch-cost.csi.test";
+const prefix = "patch-cost-pv-";
+const ways = ["ours", "client", "floor-json", "floor-bytes"] as const;
+type Way = (typeof ways)[number];
+const wayWords: Record<Way, string> = {
+  ours: "ours: AttacherApi.patchPersistentVolume, the answer parsed into the cache",
+  client: "KubeClient.patch alone, the answer through JSON.parse",
+  "floor-json": "the floor's apiFetch, the answer through JSON.parse",
+  "floor-bytes": "the floor's apiFetch, the answer read as bytes",
+};
+
+const cluster = await startTestCluster();
+try {
+  const admin = new AdminClient(cluster);
+  const names = Array.from({ length: pvCount }, (_, i) => `${prefix}${i}`);
+  for (let i = 0; i < names.length; i += 50) {
+    await Promise.all(names.slice(i, i + 50).map((name) => admin.create(paths.persistentVolumes, persistentVolume(name, { driver, volumeHandle: `vol-${name}` }))));
+  }
+  const parse = cachedObjectParsers(driver);
+  const pvs = new Store<PersistentVolume>();
+  const client = new KubeClient({ connection: await loadKubeConnection({ kubeconfig: cluster.kubeconfigPath }) });
+  const api = new AttacherApi(client, { vas: new Store<VolumeAttachment>(), pvs, parse });
+  const target = await readApiTarget(cluster.kubeconfigPath);
+  const finalizer = finalizerName(driver);
+
+  const patchOne = async (way: Way, name: string, body: string, operations: ReturnType<typeof addFinalizerPatch>): Promise<void> => {
+    const path = `${paths.persistentVolumes}/${name}`;
+    if (way === "ours") await api.patchPersistentVolume(name, operations);
+    else if (way === "client") await client.patch(path, "json", operations);
+    else {
+      const answer = await apiFetch(target, path, { method: "PATCH", contentType: "application/json-patch+json", body });
+      await (way === "floor-json" ? answer.json() : answer.arrayBuffer());
+    }
+  };
+
+  /** One way's turn: every PV released and cached as the watch would have it, then patched; µs of CPU per patch. */
+  const turn = async (way: Way): Promise<number> => {
+    await releasePvFinalizers(admin, { namePrefix: prefix, concurrency: 20 });
+    for (const raw of (await admin.request<{ items: unknown[] }>("GET", paths.persistentVolumes)).items) pvs.upsert(parse.persistentVolume(raw));
+    Bun.gc(true);
+    const queue = [...names];
+    const before = process.cpuUsage();
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+          const pv = pvs.get(name);
+          if (pv === undefined) throw new Error(`PV ${name} is not cached`);
+          const operations = addFinalizerPatch(pv.metadata.finalizers, finalizer);
+          await patchOne(way, name, JSON.stringify(operations), operations);
+        }
+      }),
+    );
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / pvCount;
+  };
+
+  // One turn of each first, so that no way pays the JIT's warm-up alone.
+  for (const way of ways) await turn(way);
+  const perPatch = new Map<Way, number[]>(ways.map((way) => [way, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const way of round % 2 === 0 ? ways : [...ways].reverse()) perPatch.get(way)?.push(await turn(way));
+    console.log(`round ${round + 1}: ${ways.map((way) => `${way} ${perPatch.get(way)?.at(-1)?.toFixed(1)}`).join(", ")} µs`);
+  }
+  console.log(`\n${pvCount} PV finalizer patches, 10 at a time, ${rounds} rounds; µs of CPU per patch\n`);
+  // Rounds drift with the machine: each way is also compared with the floor's, round by round.
+  const floorBytes = perPatch.get("floor-bytes") ?? [];
+  console.log("| way | median | range | / the floor's, median of rounds |\n|---|---:|---|---:|");
+  for (const way of ways) {
+    const values = perPatch.get(way) ?? [];
+    const ratios = values.map((value, i) => value / (floorBytes[i] ?? Number.NaN));
+    console.log(`| ${wayWords[way]} | ${median(values).toFixed(0)} | ${Math.min(...values).toFixed(0)}-${Math.max(...values).toFixed(0)} | ${median(ratios).toFixed(2)} |`);
+  }
+} finally {
+  await cluster.stop();
+}
