@@ -157,7 +157,9 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
       await until(() => watch.countGone(names) === names.length, attacher, `${side}${index} cycle ${cycle}: gone`);
       cpu.push(((cpuSeconds(attacher) - before) * 1000) / vas);
       seconds.push((performance.now() - started) / 1000);
-      // Read once the last VA is gone: the attacher sends nothing for it after that.
+      // Read a moment after the last VA is gone: upstream sends a status
+      // patch right after the finalizer patch that deleted the VA.
+      await Bun.sleep(500);
       const perVa = attacherRequestsPerVa(requestsBefore, await apiserverRequests(ground.cluster));
       if (cycle > 0) {
         requests.push([...perVa.values()].reduce((sum, n) => sum + n, 0));
