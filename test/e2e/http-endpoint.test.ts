@@ -11,7 +11,7 @@ import { attacherBinary, startAttacher } from "../ground/attacher-process";
 import { startFakeDriverSetup, stopFakeDriverSetup, type FakeDriverSetup } from "./support/fake-driver-ground";
 import { listeningTcpPorts } from "./support/listening-sockets";
 import { paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
-import { parseSamples, type MetricSample } from "./support/prometheus-text";
+import { parseSamples, type MetricSample } from "../ground/prometheus-text";
 
 /**
  * The HTTP endpoint of the compiled attacher, as Prometheus and kubelet's

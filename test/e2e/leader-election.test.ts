@@ -10,7 +10,7 @@ import { launchFakeCsiDriver, type FakeCsiDriver } from "../ground/fake-csi-driv
 import { leaderElectionLeaseName } from "../../src/leader/lease-name";
 import { AttacherProcess, attacherBinary } from "../ground/attacher-process";
 import { csiNode, paths, persistentVolume, volumeAttachment, type VolumeAttachmentJson } from "../ground/objects";
-import { parseSamples } from "./support/prometheus-text";
+import { parseSamples } from "../ground/prometheus-text";
 
 /**
  * Leader election of the compiled attacher: several replicas share one CSI

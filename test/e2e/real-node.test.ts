@@ -21,7 +21,7 @@ import { persistentVolume } from "../ground/objects";
 import { csiTestClient } from "../ground/csi-test-client";
 import { createSharedVolumes } from "./support/mock-driver-volumes";
 import { attachmentName, attachRequiredCsiDriver, claimFor, claimingPod, podPaths } from "../ground/pod-objects";
-import { parseSamples } from "./support/prometheus-text";
+import { parseSamples } from "../ground/prometheus-text";
 import { readRbacManifest } from "../ground/rbac-manifest";
 import { recommendedMemoryLimit } from "./support/readme-memory-limits";
 

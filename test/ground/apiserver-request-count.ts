@@ -6,6 +6,8 @@
  * changed nothing, such as a patch answered 404.
  */
 
+import { parseSamples } from "./prometheus-text";
+
 /** The labels a count is selected by; a label left out matches any value. */
 export interface RequestKind {
   readonly verb: string;
@@ -42,12 +44,11 @@ export async function apiserverRequests(access: MetricsAccess): Promise<RequestT
 /** requestTallies reads the `apiserver_request_total` series of a metrics page: one tally per verb, resource, subresource and code, summed over its other labels. */
 export function requestTallies(metricsText: string): RequestTally[] {
   const tallies = new Map<string, RequestTally>();
-  for (const line of metricsText.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    const labels = new Map([...line.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2] ?? ""]));
-    const kind = { verb: labels.get("verb") ?? "", resource: labels.get("resource") ?? "", subresource: labels.get("subresource") ?? "", code: labels.get("code") ?? "" };
+  for (const { name, labels, value } of parseSamples(metricsText)) {
+    if (name !== "apiserver_request_total") continue;
+    const kind = { verb: labels["verb"] ?? "", resource: labels["resource"] ?? "", subresource: labels["subresource"] ?? "", code: labels["code"] ?? "" };
     const key = requestKey(kind);
-    tallies.set(key, { ...kind, count: (tallies.get(key)?.count ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)) });
+    tallies.set(key, { ...kind, count: (tallies.get(key)?.count ?? 0) + value });
   }
   return [...tallies.values()];
 }

@@ -7,8 +7,9 @@ export interface MetricSample {
 
 /**
  * parseSamples reads the sample lines of a text exposition (comments and
- * blank lines skipped). Enough for the attacher's own output: label values
- * with escaped quotes are not expected there.
+ * blank lines skipped). Enough for the attacher's own output and
+ * kube-apiserver's request counts: label values with escaped quotes are not
+ * expected there.
  */
 export function parseSamples(text: string): MetricSample[] {
   const samples: MetricSample[] = [];
