@@ -55,13 +55,9 @@ export function requestTallies(metricsText: string): RequestTally[] {
 
 /** apiserverRequestCount sums the tallies of `kind`. */
 export async function apiserverRequestCount(access: MetricsAccess, kind: RequestKind): Promise<number> {
-  const wanted: Record<string, string | undefined> = { verb: kind.verb, resource: kind.resource, subresource: kind.subresource, code: kind.code };
-  let total = 0;
-  for (const tally of await apiserverRequests(access)) {
-    const labels: Record<string, string> = { verb: tally.verb, resource: tally.resource, subresource: tally.subresource, code: tally.code };
-    if (Object.entries(wanted).every(([name, value]) => value === undefined || labels[name] === value)) total += tally.count;
-  }
-  return total;
+  const matches = (tally: RequestTally) =>
+    tally.verb === kind.verb && tally.resource === kind.resource && (kind.subresource === undefined || tally.subresource === kind.subresource) && (kind.code === undefined || tally.code === kind.code);
+  return (await apiserverRequests(access)).filter(matches).reduce((total, tally) => total + tally.count, 0);
 }
 
 /** requestKey names a kind of request as a line of text: "PATCH volumeattachments/status 404". */
