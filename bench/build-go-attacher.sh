@@ -56,7 +56,8 @@ log "csi-attacher $GO_ATTACHER_VERSION: resolving modules"
 log "csi-attacher $GO_ATTACHER_VERSION: building"
 # The -ldflags version string mirrors upstream's Makefile, so `--version` and
 # the start-up log name the release rather than "unknown".
-(cd "$work" && go build -ldflags "-X main.version=$GO_ATTACHER_VERSION" -o "$out.partial" "$package" >&2)
-mv "$out.partial" "$out"
+# A partial file of this build's own, as test/ground/build-components.sh does: two runs may build it at once.
+(cd "$work" && go build -ldflags "-X main.version=$GO_ATTACHER_VERSION" -o "$out.partial.$$" "$package" >&2)
+mv "$out.partial.$$" "$out"
 log "csi-attacher $GO_ATTACHER_VERSION: built $out"
 echo "$out"

@@ -70,8 +70,11 @@ build_in_wrapper() {
   fi
   # -mod=mod: a wrapper's own main may import packages of the graph that the
   # component's package does not (the mock driver's kubelet registration API).
-  (cd "$work" && go build ${main_dir:+-mod=mod} -o "$out.partial" "$target" >&2)
-  mv "$out.partial" "$out"
+  # Each build writes a partial file of its own: two runs on one cold cache
+  # (a test run and a bench) may build the same component at once, and the
+  # second rename then finds its file instead of failing on the first's.
+  (cd "$work" && go build ${main_dir:+-mod=mod} -o "$out.partial.$$" "$target" >&2)
+  mv "$out.partial.$$" "$out"
   log "$name $version: built $out"
 }
 
@@ -112,8 +115,8 @@ build_local() {
     log "$name: cached at $out"
     return
   fi
-  (cd "$dir" && go build -ldflags=-s -o "$out.partial" . >&2)
-  mv "$out.partial" "$out"
+  (cd "$dir" && go build -ldflags=-s -o "$out.partial.$$" . >&2)
+  mv "$out.partial.$$" "$out"
   log "$name: built $out"
 }
 build_local pause "$here/node/pause"
