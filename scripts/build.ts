@@ -16,6 +16,7 @@
  *   bun run build                      # dist/csi-attacher, for this machine's CPU
  *   bun run build --target=linux/arm64 # dist/csi-attacher-arm64
  *   bun run build --no-bytecode        # without precompiled bytecode (for comparing)
+ *   bun run build --profiling          # names and lines kept (bench/jit-profile.ts maps JIT code to modules)
  *   bun run build --entry=bench/floor/load-only.ts  # another program, with the same flags (the bench's floor)
  *
  * ATTACHER_EXEC_ARGV bakes runtime arguments into the binary
@@ -44,6 +45,10 @@ const outfile = process.env["ATTACHER_OUTFILE"] ?? defaultOutfile(target);
 const entry = process.argv.find((arg) => arg.startsWith("--entry="))?.slice("--entry=".length) ?? "src/entry.ts";
 const compileExecArgv = (process.env["ATTACHER_EXEC_ARGV"] ?? "").split(" ").filter((arg) => arg !== "");
 const bytecode = !process.argv.includes("--no-bytecode");
+// --profiling minifies the syntax only: the functions keep their names and the
+// bundle its lines, each module's code after a comment naming it, which is how
+// a JIT dump's source lines are told apart by module (bench/lib/bundled-modules.ts).
+const minify = process.argv.includes("--profiling") ? "--minify-syntax" : "--minify";
 
 /** gitCommit is the short HEAD hash, "-dirty" if the tree has changes, or "outside-git". */
 async function gitCommit(): Promise<string> {
@@ -84,7 +89,7 @@ const cross = await crossFlags(target);
 // CommonJS program, every function declaration of those modules was linked
 // at start although their bodies never ran: 1.4 MiB more live JS heap and
 // ~2.4 MiB more anonymous memory at idle (issue 13).
-const flags = ["--compile", ...cross, "--format=esm", "--splitting", "--minify", "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(compileExecArgv.length > 0 ? [`--compile-exec-argv=${compileExecArgv.join(" ")}`] : [])];
+const flags = ["--compile", ...cross, "--format=esm", "--splitting", minify, "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(compileExecArgv.length > 0 ? [`--compile-exec-argv=${compileExecArgv.join(" ")}`] : [])];
 await $`bun build ${flags} ${entry} --outfile ${outfile}`.quiet();
 const size = Bun.file(outfile).size;
-console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, ${(target ?? hostTarget())?.platform ?? process.arch}, commit ${commit}${bytecode ? ", bytecode" : ""}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);
+console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, ${(target ?? hostTarget())?.platform ?? process.arch}, commit ${commit}${bytecode ? ", bytecode" : ""}${minify === "--minify" ? "" : ", for profiling"}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);
