@@ -1,11 +1,3 @@
-/**
- * createMergePatch computes the RFC 7386 JSON merge patch that turns
- * `original` into `modified`, as upstream builds its VolumeAttachment patches
- * (evanphx/json-patch CreateMergePatch): changed and new keys carry their new
- * value, removed keys are set to null, arrays are replaced whole, unchanged
- * keys are left out. Writing only the difference keeps our patches from
- * overwriting fields that other writers own.
- */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 export type JsonObject = { [key: string]: JsonValue };
@@ -14,40 +6,57 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
+/**
+ * createMergePatch computes the RFC 7386 JSON merge patch that turns
+ * `original` into `modified`, as upstream builds its VolumeAttachment patches
+ * (evanphx/json-patch CreateMergePatch): changed and new keys carry their new
+ * value, removed keys are set to null, arrays are replaced whole, unchanged
+ * keys are left out. Writing only the difference keeps our patches from
+ * overwriting fields that other writers own.
+ *
+ * A field that is `undefined` counts as absent, as it is once serialized
+ * (Go's omitempty behaves the same for nil). Both objects are walked once,
+ * leaves compared by value and arrays by their JSON: a round trip of both
+ * through JSON first made the patch a visible share of each VA write's CPU
+ * (bench/jit-profile.ts, issue 36).
+ */
 export function createMergePatch(original: unknown, modified: unknown): JsonObject {
-  const before = normalize(original);
-  const after = normalize(modified);
-  if (!isObject(before) || !isObject(after)) throw new Error("createMergePatch needs two JSON objects");
-  return diffObjects(before, after);
+  if (!isObject(original) || !isObject(modified)) throw new Error("createMergePatch needs two JSON objects");
+  return diffObjects(original, modified);
 }
 
-// Round-trips through JSON so that `undefined` fields count as absent, as
-// they are once serialized (Go's omitempty behaves the same for nil).
-function normalize(value: unknown): JsonValue {
-  return JSON.parse(JSON.stringify(value ?? null)) as JsonValue;
-}
-
-function diffObjects(before: JsonObject, after: JsonObject): JsonObject {
+function diffObjects(before: { readonly [key: string]: unknown }, after: { readonly [key: string]: unknown }): JsonObject {
   const patch: JsonObject = {};
-  for (const [key, value] of Object.entries(after)) {
+  for (const key of Object.keys(after)) {
+    const value = after[key];
+    if (value === undefined) continue;
     const previous = before[key];
-    if (!(key in before)) {
-      patch[key] = value;
+    if (previous === undefined) {
+      patch[key] = asJson(value);
     } else if (isObject(previous) && isObject(value)) {
       const nested = diffObjects(previous, value);
       if (Object.keys(nested).length > 0) patch[key] = nested;
-    } else if (!same(previous, value)) {
-      patch[key] = value;
+    } else if (!sameValue(previous, value)) {
+      patch[key] = asJson(value);
     }
   }
   for (const key of Object.keys(before)) {
-    if (!(key in after)) patch[key] = null;
+    if (before[key] !== undefined && after[key] === undefined) patch[key] = null;
   }
   return patch;
+}
+
+/** sameValue: equal primitives, or objects and arrays that serialize alike. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** asJson is a value as the patch carries it: objects without their undefined fields, as JSON would have them. */
+function asJson(value: unknown): JsonValue {
+  if (typeof value !== "object" || value === null) return value as JsonValue;
+  return JSON.parse(JSON.stringify(value)) as JsonValue;
 }
 
 /** isEmptyPatch: nothing to send. */
