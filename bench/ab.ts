@@ -22,7 +22,9 @@
  * released from the attacher finalizer, so each first cycle pays the same
  * writes. `--pv-finalizers every` releases them again before each later
  * cycle too, so that every cycle adds them (an attacher's later cycles
- * otherwise send no PV patch, while the floor sends one every cycle).
+ * otherwise send no PV patch, while the floor sends one every cycle);
+ * `--pv-finalizers held` puts them on before each process instead, so that
+ * no cycle adds them, the first one included.
  * `--foreign-pvs N` puts N PVs of another driver on the ground first,
  * which every start-up syncs (a shared cluster's); `--driver-latency MS`
  * has the driver answer each call that late; `--b-kind go` (or
@@ -35,7 +37,7 @@
  *
  *   bun run bench/ab.ts --a dist/csi-attacher --b /tmp/csi-attacher-main [--pairs 6] [--vas 200] [--cycles 4]
  *                       [--workers 10] [--qps 1000] [--burst 2000] [--foreign-pvs N] [--driver-latency MS]
- *                       [--pv-finalizers first|every] [--label NAME]
+ *                       [--pv-finalizers first|every|held] [--label NAME]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -44,7 +46,7 @@ import { apiserverRequests, requestKey, type RequestTally } from "../test/ground
 import { ensureComponents } from "../test/ground/components";
 import { waitForCondition } from "../test/ground/managed-process";
 import { startAttacher, type AttacherKind, type RunningAttacher } from "./lib/attacher-under-test";
-import { bulkConcurrency, createForeignPvs, createVas, deleteVas, prepareOwnPvs, releasePvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
+import { bulkConcurrency, createForeignPvs, createVas, deleteVas, holdPvFinalizers, prepareOwnPvs, releasePvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
 import { readThreadCpuSeconds } from "./lib/proc-stats";
 import { median } from "./lib/stats";
 import { VaWatch } from "./lib/va-watch";
@@ -68,7 +70,7 @@ const { values: opts } = parseArgs({
   },
 });
 if (opts.a === undefined || opts.b === undefined) {
-  console.error("usage: bun run bench/ab.ts --a PATH --b PATH [--a-kind ours|go|floor] [--b-kind ours|go|floor] [--pairs N] [--vas N] [--cycles N] [--workers N] [--qps N] [--burst N] [--foreign-pvs N] [--driver-latency MS] [--pv-finalizers first|every] [--label NAME]");
+  console.error("usage: bun run bench/ab.ts --a PATH --b PATH [--a-kind ours|go|floor] [--b-kind ours|go|floor] [--pairs N] [--vas N] [--cycles N] [--workers N] [--qps N] [--burst N] [--foreign-pvs N] [--driver-latency MS] [--pv-finalizers first|every|held] [--label NAME]");
   process.exit(2);
 }
 const kindOf = (name: string): AttacherKind => {
@@ -84,8 +86,9 @@ if (![pairs, vas, cycles].every((n) => Number.isInteger(n) && n >= 1) || cycles 
 if (!Number.isInteger(foreignPvs) || foreignPvs < 0) throw new Error("--foreign-pvs must be a whole number >= 0");
 const driverLatencyMs = Number(opts["driver-latency"]);
 if (!Number.isInteger(driverLatencyMs) || driverLatencyMs < 0) throw new Error("--driver-latency must be a whole number of ms >= 0");
-const pvFinalizersEveryCycle = opts["pv-finalizers"] === "every";
-if (!pvFinalizersEveryCycle && opts["pv-finalizers"] !== "first") throw new Error(`--pv-finalizers takes first or every, not ${JSON.stringify(opts["pv-finalizers"])}`);
+const pvFinalizers = opts["pv-finalizers"];
+if (pvFinalizers !== "first" && pvFinalizers !== "every" && pvFinalizers !== "held") throw new Error(`--pv-finalizers takes first, every or held, not ${JSON.stringify(pvFinalizers)}`);
+const pvFinalizersEveryCycle = pvFinalizers === "every";
 
 /** One process's figures: ms and CPU seconds from exec to ready, CPU per 1,000 VAs of its first cycle and the median of the later ones, and peak RSS. */
 interface ProcessFigures {
@@ -123,7 +126,8 @@ function attacherRequestsPerVa(before: readonly RequestTally[], after: readonly 
 async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", index: number, ownPvs: { count: number }): Promise<ProcessFigures> {
   const binary = sides[side];
   await prepareOwnPvs(ground, vas, ownPvs);
-  await releasePvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
+  if (pvFinalizers === "held") await holdPvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
+  else await releasePvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
   const attacher = startAttacher(binary, {
     kubeconfig: ground.cluster.kubeconfigPath,
     csiSocket: ground.csiSocket,
@@ -217,7 +221,7 @@ try {
 
 const keys = Object.keys(results.A[0] ?? {}) as (keyof ProcessFigures)[];
 const lines = [
-  `A/B ${opts.label}: A=${sides.A.path} (${sides.A.kind}), B=${sides.B.path} (${sides.B.kind}); ${pairs} pairs, ${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers} --kube-api-qps=${opts.qps} --kube-api-burst=${opts.burst}${foreignPvs > 0 ? `; ${foreignPvs} PVs of another driver on the ground` : ""}${driverLatencyMs > 0 ? `; the driver answers in ${driverLatencyMs} ms` : ""}${pvFinalizersEveryCycle ? "; PV finalizers released before every cycle" : ""}`,
+  `A/B ${opts.label}: A=${sides.A.path} (${sides.A.kind}), B=${sides.B.path} (${sides.B.kind}); ${pairs} pairs, ${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers} --kube-api-qps=${opts.qps} --kube-api-burst=${opts.burst}${foreignPvs > 0 ? `; ${foreignPvs} PVs of another driver on the ground` : ""}${driverLatencyMs > 0 ? `; the driver answers in ${driverLatencyMs} ms` : ""}${pvFinalizersEveryCycle ? "; PV finalizers released before every cycle" : ""}${pvFinalizers === "held" ? "; PV finalizers on before each process" : ""}`,
   "",
   "| figure | A (median) | B (median) | A/B (median of pairs) | A/B range |",
   "|---|---:|---:|---:|---|",
@@ -235,4 +239,4 @@ mkdirSync(dir, { recursive: true });
 // The full bench's stamp: 2026-11-27T1656.
 const stamp = new Date().toISOString().slice(0, 16).replace(":", "");
 writeFileSync(join(dir, `${stamp}-ab-${opts.label}.md`), `${text}\n`);
-writeFileSync(join(dir, `${stamp}-ab-${opts.label}.json`), `${JSON.stringify({ sides, pairs, vas, cycles, foreignPvs, driverLatencyMs, pvFinalizersEveryCycle, results }, null, 1)}\n`);
+writeFileSync(join(dir, `${stamp}-ab-${opts.label}.json`), `${JSON.stringify({ sides, pairs, vas, cycles, foreignPvs, driverLatencyMs, pvFinalizers, results }, null, 1)}\n`);

@@ -19,7 +19,10 @@
  * processes (root, or kernel.perf_event_paranoid <= 1). The runtime's own
  * share stays unnamed: Bun's executable carries no symbols.
  *
- *   bun run bench/jit-profile.ts [--vas 1000] [--cycles 2] [--workers 10] [--top 25] [--label NAME] [--keep]
+ *   bun run bench/jit-profile.ts [--vas 1000] [--cycles 2] [--workers 10] [--top 25] [--label NAME] [--keep] [--pv-finalizers first|held]
+ *
+ * --pv-finalizers held puts the attachers' finalizer on the PVs before each
+ * process starts, so that its first cycle sends no PV patch (as bench/ab.ts's).
  *
  * --keep leaves the binaries, perf's data and the JIT dumps in the temporary
  * directory it names, for `perf report` by hand.
@@ -31,7 +34,7 @@ import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/ground/components";
 import { waitForCondition } from "../test/ground/managed-process";
 import { startAttacher, type AttacherKind, type RunningAttacher } from "./lib/attacher-under-test";
-import { bulkConcurrency, createVas, deleteVas, prepareOwnPvs, releasePvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
+import { bulkConcurrency, createVas, deleteVas, holdPvFinalizers, prepareOwnPvs, releasePvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
 import { BundledModules } from "./lib/bundled-modules";
 import { readJitDump } from "./lib/jit-dump";
 import { attribute, JitCode, parsePerfScript, type AttributedSample, type PerfSample } from "./lib/perf-samples";
@@ -45,12 +48,15 @@ const { values: opts } = parseArgs({
     top: { type: "string", default: "25" },
     label: { type: "string", default: "jit-profile" },
     keep: { type: "boolean", default: false },
+    "pv-finalizers": { type: "string", default: "first" },
   },
 });
 const vas = Number(opts.vas);
 const cycles = Number(opts.cycles);
 const top = Number(opts.top);
 if (![vas, cycles, top].every((n) => Number.isInteger(n) && n >= 1)) throw new Error("--vas, --cycles and --top must be whole numbers >= 1");
+const pvFinalizers = opts["pv-finalizers"];
+if (pvFinalizers !== "first" && pvFinalizers !== "held") throw new Error(`--pv-finalizers takes first or held, not ${JSON.stringify(pvFinalizers)}`);
 /** Samples a second: odd, so that it beats with no timer of the attachers'. */
 const sampleHz = 1999;
 /** The runtime options ours starts with (src/util/runtime-start-options.ts), set here so neither program executes itself again under perf. */
@@ -84,7 +90,8 @@ interface Profiled {
 
 async function profile(ground: BenchGround, watch: VaWatch, kind: AttacherKind, executable: string, ownPvs: { count: number }): Promise<Profiled> {
   await prepareOwnPvs(ground, vas, ownPvs);
-  await releasePvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
+  if (pvFinalizers === "held") await holdPvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
+  else await releasePvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
   const dumpDir = join(work, `${kind}-jit`);
   const sourceDir = join(work, `${kind}-sources`);
   mkdirSync(dumpDir);
@@ -169,7 +176,7 @@ function report(ours: Profiled, floor: Profiled): string {
   const lines: string[] = [
     `# JIT profile: ours beside the floor client`,
     "",
-    `${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers}, qps 1000/burst 2000, fault driver at 0 ms; perf at ${sampleHz} Hz; ${runtimeOptions.join(" ")}; both built with \`scripts/build.ts --profiling\`.`,
+    `${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers}, qps 1000/burst 2000, fault driver at 0 ms; ${pvFinalizers === "held" ? "PV finalizers on before each process (no cycle adds them)" : "PV finalizers added in the first cycle"}; perf at ${sampleHz} Hz; ${runtimeOptions.join(" ")}; both built with \`scripts/build.ts --profiling\`.`,
     `ms of CPU per VA (a cycle attaches and detaches each VA once; start-up's are per VA of one cycle, for scale).`,
     "",
   ];

@@ -215,6 +215,24 @@ export async function releasePvFinalizers(admin: AdminClient, options: ReleasePv
   });
 }
 
+/**
+ * holdPvFinalizers puts the attachers' finalizer on every PV that lacks it,
+ * as an attacher's first attach of it would, so that the next run never
+ * adds it: a first cycle without the PV write (bench/ab.ts --pv-finalizers
+ * held). Only while no attacher runs.
+ */
+export async function holdPvFinalizers(admin: AdminClient, options: ReleasePvFinalizersOptions): Promise<void> {
+  const { namePrefix = "", concurrency } = options;
+  const free: KubeObject[] = [];
+  await listAll(admin, paths.persistentVolumes, (pv) => {
+    if ((pv.metadata?.name ?? "").startsWith(namePrefix) && pv.metadata?.finalizers?.includes(pvFinalizer) !== true) free.push(pv);
+  });
+  await forEachLimited(free, concurrency, async (pv) => {
+    const finalizers = [...(pv.metadata?.finalizers ?? []), pvFinalizer];
+    await admin.patch(paths.persistentVolume(pv.metadata?.name ?? ""), { metadata: { finalizers, resourceVersion: pv.metadata?.resourceVersion } });
+  });
+}
+
 /** listAll pages through a collection 500 at a time, as the attachers do: the scale scenario's tens of thousands of PVs are too many for one answer. */
 export async function listAll<T extends KubeObject = KubeObject>(admin: AdminClient, path: string, onItem: (item: T) => void): Promise<void> {
   let token = "";
