@@ -7,6 +7,10 @@
  *
  * - ours: `AttacherApi.patchPersistentVolume`, whose answer is parsed into
  *   the PV cache, as the attacher does;
+ * - ours watched: the same, with the attacher's PV reflector watching, and
+ *   the CPU counted until each patch's watch event is in the cache: the
+ *   whole of what a PV finalizer write costs the attacher (the list that
+ *   starts the watch is done before the count starts);
  * - `KubeClient.patch` alone: the answer through JSON.parse only;
  * - the floor's `apiFetch`, its answer through JSON.parse;
  * - the floor's `apiFetch`, its answer read as bytes (what the floor does).
@@ -24,7 +28,11 @@ import { KubeClient } from "../src/kube/http-client";
 import { loadKubeConnection } from "../src/kube/kubeconfig";
 import type { PersistentVolume } from "../src/kube/objects/persistent-volume";
 import type { VolumeAttachment } from "../src/kube/objects/volume-attachment";
+import { persistentVolumesPath } from "../src/kube/objects/persistent-volume";
+import { Reflector } from "../src/kube/reflector";
 import { Store } from "../src/kube/store";
+import { Logger } from "../src/log/logger";
+import { carriesOurFinalizer } from "../src/controller/our-finalizer";
 import { AdminClient } from "../test/ground/admin-client";
 import { paths, persistentVolume } from "../test/ground/objects";
 import { startTestCluster } from "../test/ground/test-cluster";
@@ -37,10 +45,11 @@ const rounds = Number(process.argv[3] ?? 8);
 if (![pvCount, rounds].every((n) => Number.isInteger(n) && n >= 1)) throw new Error("usage: bun run bench/patch-cost.ts [pvs=1000] [rounds=8]");
 const driver = "patch-cost.csi.test";
 const prefix = "patch-cost-pv-";
-const ways = ["ours", "client", "floor-json", "floor-bytes"] as const;
+const ways = ["ours", "ours-watched", "client", "floor-json", "floor-bytes"] as const;
 type Way = (typeof ways)[number];
 const wayWords: Record<Way, string> = {
   ours: "ours: AttacherApi.patchPersistentVolume, the answer parsed into the cache",
+  "ours-watched": "ours, with the PV reflector watching, until each patch's watch event is in the cache",
   client: "KubeClient.patch alone, the answer through JSON.parse",
   "floor-json": "the floor's apiFetch, the answer through JSON.parse",
   "floor-bytes": "the floor's apiFetch, the answer read as bytes",
@@ -60,9 +69,16 @@ try {
   const target = await readApiTarget(cluster.kubeconfigPath);
   const finalizer = finalizerName(driver);
 
+  // The watched way's own cache and API, which its reflector fills.
+  const watchedPvs = new Store<PersistentVolume>();
+  const watchedApi = new AttacherApi(client, { vas: new Store<VolumeAttachment>(), pvs: watchedPvs, parse });
+  let watchedEvents = 0;
+  watchedPvs.addHandlers({ onUpdate: (_old, pv) => void (carriesOurFinalizer(pv, driver) && pv.metadata.name.startsWith(prefix) && watchedEvents++) });
+
   const patchOne = async (way: Way, name: string, body: string, operations: ReturnType<typeof addFinalizerPatch>): Promise<void> => {
     const path = `${paths.persistentVolumes}/${name}`;
     if (way === "ours") await api.patchPersistentVolume(name, operations);
+    else if (way === "ours-watched") await watchedApi.patchPersistentVolume(name, operations);
     else if (way === "client") await client.patch(path, "json", operations);
     else {
       const answer = await apiFetch(target, path, { method: "PATCH", contentType: "application/json-patch+json", body });
@@ -74,20 +90,34 @@ try {
   const turn = async (way: Way): Promise<number> => {
     await releasePvFinalizers(admin, { namePrefix: prefix, concurrency: 20 });
     for (const raw of (await admin.request<{ items: unknown[] }>("GET", paths.persistentVolumes)).items) pvs.upsert(parse.persistentVolume(raw));
+    const watching = new AbortController();
+    let reflecting: Promise<void> | undefined;
+    if (way === "ours-watched") {
+      const reflector = new Reflector({ client, log: new Logger({ verbosity: 0, sink: () => {} }), kind: "PersistentVolume", path: persistentVolumesPath, parse: parse.persistentVolume, store: watchedPvs });
+      reflecting = reflector.run(watching.signal);
+      await reflector.waitForSync();
+      watchedEvents = 0;
+    }
     Bun.gc(true);
     const queue = [...names];
+    const cache = way === "ours-watched" ? watchedPvs : pvs;
     const before = process.cpuUsage();
     await Promise.all(
       Array.from({ length: 10 }, async () => {
         for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-          const pv = pvs.get(name);
+          const pv = cache.get(name);
           if (pv === undefined) throw new Error(`PV ${name} is not cached`);
           const operations = addFinalizerPatch(pv.metadata.finalizers, finalizer);
           await patchOne(way, name, JSON.stringify(operations), operations);
         }
       }),
     );
+    if (way === "ours-watched") {
+      while (watchedEvents < pvCount) await Bun.sleep(1);
+    }
     const used = process.cpuUsage(before);
+    watching.abort();
+    await reflecting;
     return (used.user + used.system) / pvCount;
   };
 
