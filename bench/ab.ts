@@ -44,11 +44,11 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { apiserverRequests, requestKey, type RequestTally } from "../test/ground/apiserver-request-count";
 import { ensureComponents } from "../test/ground/components";
-import { waitForCondition } from "../test/ground/managed-process";
 import { startAttacher, type AttacherKind, type RunningAttacher } from "./lib/attacher-under-test";
-import { bulkConcurrency, createForeignPvs, createVas, deleteVas, holdPvFinalizers, prepareOwnPvs, releasePvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
+import { bulkConcurrency, createForeignPvs, prepareOwnPvs, setPvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
 import { readThreadCpuSeconds } from "./lib/proc-stats";
 import { median } from "./lib/stats";
+import { runVaCycle } from "./lib/va-cycle";
 import { VaWatch } from "./lib/va-watch";
 
 const { values: opts } = parseArgs({
@@ -126,8 +126,7 @@ function attacherRequestsPerVa(before: readonly RequestTally[], after: readonly 
 async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", index: number, ownPvs: { count: number }): Promise<ProcessFigures> {
   const binary = sides[side];
   await prepareOwnPvs(ground, vas, ownPvs);
-  if (pvFinalizers === "held") await holdPvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
-  else await releasePvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
+  await setPvFinalizers(ground.admin, { held: pvFinalizers === "held", namePrefix: "bench-pv-", concurrency: bulkConcurrency });
   const attacher = startAttacher(binary, {
     kubeconfig: ground.cluster.kubeconfigPath,
     csiSocket: ground.csiSocket,
@@ -146,19 +145,15 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
     const seconds: number[] = [];
     const requests: number[] = [];
     for (let cycle = 0; cycle < cycles; cycle++) {
-      watch.forget();
       if (pvFinalizersEveryCycle && cycle > 0) {
-        await releasePvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
+        await setPvFinalizers(ground.admin, { held: false, namePrefix: "bench-pv-", concurrency: bulkConcurrency });
         // The attacher handles the PVs' update events before the cycle's CPU is read.
         await Bun.sleep(2000);
       }
       const requestsBefore = await apiserverRequests(ground.cluster);
       const before = cpuSeconds(attacher);
       const started = performance.now();
-      const names = await createVas(ground.admin, `ab-${side.toLowerCase()}${index}-c${cycle}`, vas);
-      await until(() => watch.countAttached(names) === names.length, attacher, `${side}${index} cycle ${cycle}: attached`);
-      await deleteVas(ground.admin, names);
-      await until(() => watch.countGone(names) === names.length, attacher, `${side}${index} cycle ${cycle}: gone`);
+      await runVaCycle(ground, watch, attacher, `ab-${side.toLowerCase()}${index}-c${cycle}`, vas);
       cpu.push(((cpuSeconds(attacher) - before) * 1000) / vas);
       seconds.push((performance.now() - started) / 1000);
       // Read a moment after the last VA is gone: upstream sends a status
@@ -191,11 +186,6 @@ async function runProcess(ground: BenchGround, watch: VaWatch, side: "A" | "B", 
 /** cpuSeconds is the attacher's CPU time to the nanosecond: clock ticks of 10 ms would be 2 % of a cycle. */
 function cpuSeconds(attacher: RunningAttacher): number {
   return readThreadCpuSeconds(attacher.pid) ?? Number.NaN;
-}
-
-/** until waits for `done`, failing after 120 s or at once if the attacher exits (the bench's own wait, as every scenario uses it). */
-function until(done: () => boolean, attacher: RunningAttacher, description: string): Promise<void> {
-  return waitForCondition(done, { description, timeoutMs: 120_000, watch: [attacher.process], intervalMs: 20 });
 }
 
 await ensureComponents();

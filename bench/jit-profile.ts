@@ -32,12 +32,12 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/ground/components";
-import { waitForCondition } from "../test/ground/managed-process";
-import { startAttacher, type AttacherKind, type RunningAttacher } from "./lib/attacher-under-test";
-import { bulkConcurrency, createVas, deleteVas, holdPvFinalizers, prepareOwnPvs, releasePvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
+import { startAttacher, type AttacherKind } from "./lib/attacher-under-test";
+import { bulkConcurrency, prepareOwnPvs, setPvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
 import { BundledModules } from "./lib/bundled-modules";
-import { readJitDump } from "./lib/jit-dump";
-import { attribute, JitCode, parsePerfScript, type AttributedSample, type PerfSample } from "./lib/perf-samples";
+import { JitCode, readJitDump } from "./lib/jit-dump";
+import { attribute, parsePerfScript, type AttributedSample, type PerfSample } from "./lib/perf-samples";
+import { runVaCycle } from "./lib/va-cycle";
 import { VaWatch } from "./lib/va-watch";
 
 const { values: opts } = parseArgs({
@@ -81,7 +81,6 @@ interface Phase {
 }
 
 interface Profiled {
-  readonly kind: AttacherKind;
   readonly samples: readonly AttributedSample[];
   /** Samples of every thread by thread name, the main thread's included. */
   readonly threads: ReadonlyMap<string, number>;
@@ -90,8 +89,7 @@ interface Profiled {
 
 async function profile(ground: BenchGround, watch: VaWatch, kind: AttacherKind, executable: string, ownPvs: { count: number }): Promise<Profiled> {
   await prepareOwnPvs(ground, vas, ownPvs);
-  if (pvFinalizers === "held") await holdPvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
-  else await releasePvFinalizers(ground.admin, { namePrefix: "bench-pv-", concurrency: bulkConcurrency });
+  await setPvFinalizers(ground.admin, { held: pvFinalizers === "held", namePrefix: "bench-pv-", concurrency: bulkConcurrency });
   const dumpDir = join(work, `${kind}-jit`);
   const sourceDir = join(work, `${kind}-sources`);
   mkdirSync(dumpDir);
@@ -112,12 +110,8 @@ async function profile(ground: BenchGround, watch: VaWatch, kind: AttacherKind, 
     await attacher.waitReady();
     phases.push({ name: "start-up", from: started, to: now() });
     for (let cycle = 0; cycle < cycles; cycle++) {
-      watch.forget();
       const from = now();
-      const names = await createVas(ground.admin, `prof-${kind}-c${cycle}`, vas);
-      await until(() => watch.countAttached(names) === names.length, attacher, `${kind} cycle ${cycle}: attached`);
-      await deleteVas(ground.admin, names);
-      await until(() => watch.countGone(names) === names.length, attacher, `${kind} cycle ${cycle}: gone`);
+      await runVaCycle(ground, watch, attacher, `prof-${kind}-c${cycle}`, vas);
       phases.push({ name: cycle === 0 ? "first cycle" : "later cycles", from, to: now() });
     }
   } finally {
@@ -138,7 +132,7 @@ async function profile(ground: BenchGround, watch: VaWatch, kind: AttacherKind, 
     threads.set(thread, (threads.get(thread) ?? 0) + 1);
   }
   const modules = BundledModules.fromExecutable(readFileSync(executable), loads);
-  return { kind, samples: attribute(samples, mainTid, executable, jit, modules), threads, phases };
+  return { samples: attribute(samples, mainTid, executable, jit, modules), threads, phases };
 }
 
 /** mainThreadOf: the thread named as the executable (the kernel keeps 15 characters) with the most samples. */
@@ -149,10 +143,6 @@ function mainThreadOf(samples: readonly PerfSample[], executable: string): numbe
   const [tid] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? [];
   if (tid === undefined) throw new Error(`no sample of a thread named ${name}`);
   return tid;
-}
-
-function until(done: () => boolean, attacher: RunningAttacher, description: string): Promise<void> {
-  return waitForCondition(done, { description, timeoutMs: 120_000, watch: [attacher.process], intervalMs: 20 });
 }
 
 /** ms of CPU per VA that `count` samples stand for, over `vasCounted` VAs. */

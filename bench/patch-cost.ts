@@ -37,7 +37,7 @@ import { AdminClient } from "../test/ground/admin-client";
 import { paths, persistentVolume } from "../test/ground/objects";
 import { startTestCluster } from "../test/ground/test-cluster";
 import { apiFetch, readApiTarget } from "./floor/floor-connections";
-import { releasePvFinalizers } from "./lib/bench-ground";
+import { setPvFinalizers } from "./lib/bench-ground";
 import { median } from "./lib/stats";
 
 const pvCount = Number(process.argv[2] ?? 1000);
@@ -73,7 +73,12 @@ try {
   const watchedPvs = new Store<PersistentVolume>();
   const watchedApi = new AttacherApi(client, { vas: new Store<VolumeAttachment>(), pvs: watchedPvs, parse });
   let watchedEvents = 0;
-  watchedPvs.addHandlers({ onUpdate: (_old, pv) => void (carriesOurFinalizer(pv, driver) && pv.metadata.name.startsWith(prefix) && watchedEvents++) });
+  // The watch events of this way's patches: each brings a PV of the prefix with our finalizer into the cache.
+  watchedPvs.addHandlers({
+    onUpdate: (_old, pv) => {
+      if (carriesOurFinalizer(pv, driver) && pv.metadata.name.startsWith(prefix)) watchedEvents++;
+    },
+  });
 
   const patchOne = async (way: Way, name: string, body: string, operations: ReturnType<typeof addFinalizerPatch>): Promise<void> => {
     const path = `${paths.persistentVolumes}/${name}`;
@@ -88,7 +93,7 @@ try {
 
   /** One way's turn: every PV released and cached as the watch would have it, then patched; µs of CPU per patch. */
   const turn = async (way: Way): Promise<number> => {
-    await releasePvFinalizers(admin, { namePrefix: prefix, concurrency: 20 });
+    await setPvFinalizers(admin, { held: false, namePrefix: prefix, concurrency: 20 });
     for (const raw of (await admin.request<{ items: unknown[] }>("GET", paths.persistentVolumes)).items) pvs.upsert(parse.persistentVolume(raw));
     const watching = new AbortController();
     let reflecting: Promise<void> | undefined;

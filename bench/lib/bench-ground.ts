@@ -159,7 +159,7 @@ export async function prepareOwnPvs(ground: BenchGround, count: number, existing
     });
     existing.count = count;
   }
-  await releasePvFinalizers(admin, { concurrency: bulkConcurrency });
+  await setPvFinalizers(admin, { held: false, concurrency: bulkConcurrency });
 }
 
 /**
@@ -188,8 +188,10 @@ export async function removeOwnPvs(ground: BenchGround, existing: { count: numbe
   existing.count = 0;
 }
 
-/** Options of {@link releasePvFinalizers}. */
-export interface ReleasePvFinalizersOptions {
+/** Options of {@link setPvFinalizers}. */
+export interface PvFinalizerOptions {
+  /** true: every PV carries the attachers' finalizer, as after an attacher's first attach of it; false: none does, so the next run pays that PV write again. */
+  readonly held: boolean;
   /** Only PVs whose name starts with this. Default "": every PV. */
   readonly namePrefix?: string;
   /** Patches in flight. */
@@ -197,38 +199,21 @@ export interface ReleasePvFinalizersOptions {
 }
 
 /**
- * releasePvFinalizers takes the attachers' finalizer off every PV that holds
- * it, so that the next run pays the PV write of its first attach again.
- * Only while no attacher runs: one would put it back.
+ * setPvFinalizers puts the attachers' finalizer on, or takes it off, every
+ * PV whose finalizers say otherwise. Only while no attacher runs: one would
+ * undo it.
  */
-export async function releasePvFinalizers(admin: AdminClient, options: ReleasePvFinalizersOptions): Promise<void> {
-  const { namePrefix = "", concurrency } = options;
-  const held: KubeObject[] = [];
+export async function setPvFinalizers(admin: AdminClient, options: PvFinalizerOptions): Promise<void> {
+  const { held, namePrefix = "", concurrency } = options;
+  const changing: KubeObject[] = [];
   await listAll(admin, paths.persistentVolumes, (pv) => {
-    if ((pv.metadata?.name ?? "").startsWith(namePrefix) && pv.metadata?.finalizers?.includes(pvFinalizer) === true) held.push(pv);
+    if ((pv.metadata?.name ?? "").startsWith(namePrefix) && (pv.metadata?.finalizers?.includes(pvFinalizer) === true) !== held) changing.push(pv);
   });
-  await forEachLimited(held, concurrency, async (pv) => {
-    const finalizers = (pv.metadata?.finalizers ?? []).filter((f) => f !== pvFinalizer);
+  await forEachLimited(changing, concurrency, async (pv) => {
+    const others = (pv.metadata?.finalizers ?? []).filter((f) => f !== pvFinalizer);
+    const finalizers = held ? [...others, pvFinalizer] : others;
     // The resourceVersion makes this a compare-and-swap: no attacher runs
     // now, but a stale read must still not drop someone else's finalizer.
-    await admin.patch(paths.persistentVolume(pv.metadata?.name ?? ""), { metadata: { finalizers, resourceVersion: pv.metadata?.resourceVersion } });
-  });
-}
-
-/**
- * holdPvFinalizers puts the attachers' finalizer on every PV that lacks it,
- * as an attacher's first attach of it would, so that the next run never
- * adds it: a first cycle without the PV write (bench/ab.ts --pv-finalizers
- * held). Only while no attacher runs.
- */
-export async function holdPvFinalizers(admin: AdminClient, options: ReleasePvFinalizersOptions): Promise<void> {
-  const { namePrefix = "", concurrency } = options;
-  const free: KubeObject[] = [];
-  await listAll(admin, paths.persistentVolumes, (pv) => {
-    if ((pv.metadata?.name ?? "").startsWith(namePrefix) && pv.metadata?.finalizers?.includes(pvFinalizer) !== true) free.push(pv);
-  });
-  await forEachLimited(free, concurrency, async (pv) => {
-    const finalizers = [...(pv.metadata?.finalizers ?? []), pvFinalizer];
     await admin.patch(paths.persistentVolume(pv.metadata?.name ?? ""), { metadata: { finalizers, resourceVersion: pv.metadata?.resourceVersion } });
   });
 }

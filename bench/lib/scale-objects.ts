@@ -6,7 +6,7 @@
  */
 import { createIfAbsent, isNotFound, type KubeObject } from "../../test/ground/admin-client";
 import { csiNode, paths, persistentVolume, volumeAttachment } from "../../test/ground/objects";
-import { benchDriverName, createForeignPvs, forEachLimited, listAll, releasePvFinalizers, type BenchGround } from "./bench-ground";
+import { benchDriverName, createForeignPvs, forEachLimited, listAll, setPvFinalizers, type BenchGround } from "./bench-ground";
 
 /** Requests in flight while creating or resetting in bulk: the apiserver is local, the bench process is the limit. */
 const scaleConcurrency = 64;
@@ -123,7 +123,7 @@ export class ScaleObjects {
         await admin.patch(`${paths.volumeAttachment(name)}/status`, { status: { attached: false, attachmentMetadata: null } });
       }
     });
-    await releasePvFinalizers(admin, { namePrefix: scalePvPrefix, concurrency: scaleConcurrency });
+    await setPvFinalizers(admin, { held: false, namePrefix: scalePvPrefix, concurrency: scaleConcurrency });
     return (performance.now() - started) / 1000;
   }
 }
