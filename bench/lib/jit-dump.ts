@@ -2,7 +2,8 @@
  * Reads the JIT dump JavaScriptCore writes under `BUN_JSC_useJITDump=1`
  * (Linux perf's jitdump format, tools/perf/Documentation/jitdump-specification.txt):
  * where each piece of machine code the JIT made lives, its name, and the
- * source line it starts at. perf cannot name the samples that land in JIT
+ * source line it starts at, and which piece an address lies in (JitCode).
+ * perf cannot name the samples that land in JIT
  * code without it, and `perf inject --jit` does not find JSC's file, which
  * is named jit-TID-PID.dump where perf expects jit-PID.dump; so the bench
  * reads it itself (bench/jit-profile.ts).
@@ -60,4 +61,29 @@ export function readJitDump(bytes: Uint8Array): JitCodeLoad[] {
 function cString(bytes: Uint8Array, start: number): string {
   const end = bytes.indexOf(0, start);
   return new TextDecoder().decode(bytes.subarray(start, end < 0 ? bytes.length : end));
+}
+
+/** JitCode finds the JIT code an address lies in. */
+export class JitCode {
+  private readonly loads: readonly JitCodeLoad[];
+
+  constructor(loads: readonly JitCodeLoad[]) {
+    // Sorted by address; a range the JIT reused keeps its last load (the later code ran longer in a short run).
+    const byAddress = new Map<bigint, JitCodeLoad>();
+    for (const load of loads) byAddress.set(load.address, load);
+    this.loads = [...byAddress.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+  }
+
+  at(ip: bigint): JitCodeLoad | undefined {
+    let low = 0;
+    let high = this.loads.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const load = this.loads[middle] as JitCodeLoad;
+      if (ip < load.address) high = middle - 1;
+      else if (ip >= load.address + load.size) low = middle + 1;
+      else return load;
+    }
+    return undefined;
+  }
 }

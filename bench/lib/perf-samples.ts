@@ -8,7 +8,7 @@
  * For bench/jit-profile.ts.
  */
 import type { BundledModules } from "./bundled-modules";
-import type { JitCodeLoad } from "./jit-dump";
+import type { JitCode } from "./jit-dump";
 
 /** One line of `perf script -F comm,tid,time,ip,dso`. */
 export interface PerfSample {
@@ -46,31 +46,6 @@ export interface AttributedSample {
   readonly module?: string;
   /** JIT code of a bundled function only: the start of the bundle's line it starts on, which tells a function JSC left unnamed. */
   readonly line?: string;
-}
-
-/** JitCode finds the JIT code an address lies in. */
-export class JitCode {
-  private readonly loads: readonly JitCodeLoad[];
-
-  constructor(loads: readonly JitCodeLoad[]) {
-    // Sorted by address; a range the JIT reused keeps its last load (the later code ran longer in a short run).
-    const byAddress = new Map<bigint, JitCodeLoad>();
-    for (const load of loads) byAddress.set(load.address, load);
-    this.loads = [...byAddress.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-  }
-
-  at(ip: bigint): JitCodeLoad | undefined {
-    let low = 0;
-    let high = this.loads.length - 1;
-    while (low <= high) {
-      const middle = (low + high) >> 1;
-      const load = this.loads[middle] as JitCodeLoad;
-      if (ip < load.address) high = middle - 1;
-      else if (ip >= load.address + load.size) low = middle + 1;
-      else return load;
-    }
-    return undefined;
-  }
 }
 
 /**

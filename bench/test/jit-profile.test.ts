@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { BundledModules, functionName } from "../lib/bundled-modules";
-import { readJitDump, type JitCodeLoad } from "../lib/jit-dump";
-import { attribute, JitCode, parsePerfScript, placeOf } from "../lib/perf-samples";
+import { JitCode, readJitDump, type JitCodeLoad } from "../lib/jit-dump";
+import { attribute, parsePerfScript, placeOf } from "../lib/perf-samples";
 
 /** A jitdump as JSC writes it: header, then each debug-info record before its code load. */
 function jitDump(records: readonly { address: bigint; size: number; name: string; source?: { file: string; line: number } }[]): Uint8Array {
