@@ -15,10 +15,11 @@ function isObject(value: unknown): value is JsonObject {
  * overwriting fields that other writers own.
  *
  * A field that is `undefined` counts as absent, as it is once serialized
- * (Go's omitempty behaves the same for nil). Both objects are walked once,
- * leaves compared by value and arrays by their JSON: a round trip of both
- * through JSON first made the patch a visible share of each VA write's CPU
- * (bench/jit-profile.ts, issue 36).
+ * (Go's omitempty behaves the same for nil); a value the patch carries
+ * keeps its own undefined fields, which its serialization drops. Both
+ * objects are walked once, leaves compared by value and arrays by their
+ * JSON: a round trip of both through JSON first made the patch a visible
+ * share of each VA write's CPU (bench/jit-profile.ts, issue 36).
  */
 export function createMergePatch(original: unknown, modified: unknown): JsonObject {
   if (!isObject(original) || !isObject(modified)) throw new Error("createMergePatch needs two JSON objects");
@@ -32,12 +33,12 @@ function diffObjects(before: { readonly [key: string]: unknown }, after: { reado
     if (value === undefined) continue;
     const previous = before[key];
     if (previous === undefined) {
-      patch[key] = asJson(value);
+      patch[key] = value as JsonValue;
     } else if (isObject(previous) && isObject(value)) {
       const nested = diffObjects(previous, value);
       if (Object.keys(nested).length > 0) patch[key] = nested;
     } else if (!sameValue(previous, value)) {
-      patch[key] = asJson(value);
+      patch[key] = value as JsonValue;
     }
   }
   for (const key of Object.keys(before)) {
@@ -51,12 +52,6 @@ function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** asJson is a value as the patch carries it: objects without their undefined fields, as JSON would have them. */
-function asJson(value: unknown): JsonValue {
-  if (typeof value !== "object" || value === null) return value as JsonValue;
-  return JSON.parse(JSON.stringify(value)) as JsonValue;
 }
 
 /** isEmptyPatch: nothing to send. */
