@@ -19,7 +19,11 @@
  * processes (root, or kernel.perf_event_paranoid <= 1). The runtime's own
  * share stays unnamed: Bun's executable carries no symbols.
  *
- *   bun run bench/jit-profile.ts [--vas 1000] [--cycles 2] [--workers 10] [--top 25] [--label NAME] [--keep] [--pv-finalizers first|held]
+ *   bun run bench/jit-profile.ts [--vas 1000] [--cycles 2] [--workers 10] [--top 25] [--label NAME] [--keep] [--pv-finalizers first|held] [--floor-caches]
+ *
+ * --floor-caches runs the floor with its caches of PVs and CSINodes
+ * (FLOOR_CACHES=1, bench/floor/floor-caches.ts): the same three API
+ * requests per VA as ours instead of seven.
  *
  * --pv-finalizers held puts the attachers' finalizer on the PVs before each
  * process starts, so that its first cycle sends no PV patch (as bench/ab.ts's).
@@ -49,6 +53,7 @@ const { values: opts } = parseArgs({
     label: { type: "string", default: "jit-profile" },
     keep: { type: "boolean", default: false },
     "pv-finalizers": { type: "string", default: "first" },
+    "floor-caches": { type: "boolean", default: false },
   },
 });
 const vas = Number(opts.vas);
@@ -99,7 +104,8 @@ async function profile(ground: BenchGround, watch: VaWatch, kind: AttacherKind, 
   // A shell script sets the options and executes perf: started through env(1) with the same
   // options instead, JSC wrote its JIT dump but neither source dumps nor the dump's source lines.
   const underPerf = join(work, `${kind}-under-perf.sh`);
-  const options = [...runtimeOptions, "BUN_JSC_useJITDump=1", `BUN_JSC_jitDumpDirectory=${dumpDir}`, "BUN_JSC_useSourceCodeDump=1", `BUN_JSC_sourceCodeDumpDirectory=${sourceDir}`];
+  const floorCaches = kind === "floor" && opts["floor-caches"] ? ["FLOOR_CACHES=1"] : [];
+  const options = [...runtimeOptions, ...floorCaches, "BUN_JSC_useJITDump=1", `BUN_JSC_jitDumpDirectory=${dumpDir}`, "BUN_JSC_useSourceCodeDump=1", `BUN_JSC_sourceCodeDumpDirectory=${sourceDir}`];
   writeFileSync(underPerf, `#!/bin/sh\nexport ${options.join(" ")}\nexec perf record -q -k realtime -F ${sampleHz} -o ${data} -- "$@"\n`, { mode: 0o755 });
   const wrapper = [underPerf];
   const phases: Phase[] = [];
@@ -166,7 +172,7 @@ function report(ours: Profiled, floor: Profiled): string {
   const lines: string[] = [
     `# JIT profile: ours beside the floor client`,
     "",
-    `${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers}, qps 1000/burst 2000, fault driver at 0 ms; ${pvFinalizers === "held" ? "PV finalizers on before each process (no cycle adds them)" : "PV finalizers added in the first cycle"}; perf at ${sampleHz} Hz; ${runtimeOptions.join(" ")}; both built with \`scripts/build.ts --profiling\`.`,
+    `${vas} VAs x ${cycles} cycles a process, --worker-threads=${opts.workers}, qps 1000/burst 2000, fault driver at 0 ms; ${pvFinalizers === "held" ? "PV finalizers on before each process (no cycle adds them)" : "PV finalizers added in the first cycle"}${opts["floor-caches"] ? "; the floor with its caches (FLOOR_CACHES=1)" : ""}; perf at ${sampleHz} Hz; ${runtimeOptions.join(" ")}; both built with \`scripts/build.ts --profiling\`.`,
     `ms of CPU per VA (a cycle attaches and detaches each VA once; start-up's are per VA of one cycle, for scale).`,
     "",
   ];

@@ -8,6 +8,9 @@
  * detach needs are read when needed (GET), since nothing is cached. At most
  * --worker-threads VAs are handled at once, in arrival order.
  *
+ * With FLOOR_CACHES=1 in its environment it caches PVs and CSINodes instead
+ * of reading them (floor-caches.ts): the floor of a caching attacher.
+ *
  * The bench compares ours with it: what ours costs above it is our code's,
  * the rest the runtime's.
  *
@@ -26,7 +29,9 @@ import {
 import { finalizerName } from "../../src/controller/driver-names";
 import { attachWrites, detachWrites, nodeIdAnnotation, type BareWrite } from "../lib/bare-client-writes";
 import type { Http2ClientSession } from "../../src/http2/client-session";
+import { FloorCaches, floorCachesWanted } from "./floor-caches";
 import { apiFetch, connectDriver, exitOnSignals, flagValue, grpcUnary, readApiTarget, type ApiTarget } from "./floor-connections";
+import { watchEvents } from "./floor-watch";
 
 interface Va {
   metadata: { name: string; deletionTimestamp?: string; finalizers?: string[]; annotations?: Record<string, string> };
@@ -34,6 +39,7 @@ interface Va {
   status?: { attached?: boolean };
 }
 interface Pv {
+  metadata?: { finalizers?: string[] };
   spec: { accessModes?: string[]; csi?: { volumeHandle: string; fsType?: string } };
 }
 interface CsiNode {
@@ -48,6 +54,8 @@ let target: ApiTarget;
 let session: Http2ClientSession;
 let driver = "";
 let finalizer = "";
+/** Set in main() with FLOOR_CACHES=1; otherwise every PV and CSINode is read when needed. */
+let caches: FloorCaches | undefined;
 
 /** VAs being handled now, and VAs attached by this process (a late event of its own patches must not attach one twice). */
 const busy = new Set<string>();
@@ -81,7 +89,11 @@ async function send(writes: readonly BareWrite[]): Promise<void> {
 }
 
 async function readPv(name: string): Promise<Pv> {
-  return (await (await apiFetch(target, `/api/v1/persistentvolumes/${name}`)).json()) as Pv;
+  return caches?.pvs.items.get(name) ?? ((await (await apiFetch(target, `/api/v1/persistentvolumes/${name}`)).json()) as Pv);
+}
+
+async function readCsiNode(name: string): Promise<CsiNode> {
+  return caches?.csiNodes.items.get(name) ?? ((await (await apiFetch(target, `/apis/storage.k8s.io/v1/csinodes/${name}`)).json()) as CsiNode);
 }
 
 function capability(pv: Pv) {
@@ -94,10 +106,12 @@ function capability(pv: Pv) {
 async function attach(va: Va): Promise<void> {
   const pvName = va.spec.source.persistentVolumeName ?? "";
   const pv = await readPv(pvName);
-  const csiNode = (await (await apiFetch(target, `/apis/storage.k8s.io/v1/csinodes/${va.spec.nodeName}`)).json()) as CsiNode;
+  const csiNode = await readCsiNode(va.spec.nodeName);
   const nodeId = csiNode.spec.drivers?.find((d) => d.name === driver)?.nodeID ?? "";
   const [pvWrite, vaWrite] = attachWrites({ name: va.metadata.name, pvName, nodeId, attachmentMetadata: {} }, finalizer);
-  await send([pvWrite, vaWrite].filter((w): w is BareWrite => w !== undefined));
+  // Without caches the floor cannot know the PV has our finalizer without a read it does not make, so it writes it each time.
+  const pvHasFinalizer = caches !== undefined && pv.metadata?.finalizers?.includes(finalizer) === true;
+  await send([pvHasFinalizer ? undefined : pvWrite, vaWrite].filter((w): w is BareWrite => w !== undefined));
   const request = create(ControllerPublishVolumeRequestSchema, { volumeId: pv.spec.csi?.volumeHandle ?? "", nodeId, volumeCapability: capability(pv), readonly: false });
   const answer = fromBinary(ControllerPublishVolumeResponseSchema, await grpcUnary(session, "/csi.v1.Controller/ControllerPublishVolume", toBinary(ControllerPublishVolumeRequestSchema, request)));
   const status = attachWrites({ name: va.metadata.name, pvName, nodeId, attachmentMetadata: answer.publishContext }, finalizer)[2];
@@ -135,6 +149,10 @@ async function main(): Promise<void> {
   const info = fromBinary(GetPluginInfoResponseSchema, await grpcUnary(session, "/csi.v1.Identity/GetPluginInfo", toBinary(GetPluginInfoRequestSchema, create(GetPluginInfoRequestSchema))));
   driver = info.name;
   finalizer = finalizerName(driver);
+  if (floorCachesWanted()) {
+    caches = new FloorCaches(target);
+    await caches.sync();
+  }
   process.stderr.write('"Floor ready"\n');
   // kube-apiserver ends a watch it finds too slow to read (a loaded machine's 300-VA burst did): watch again, as any client does.
   for (;;) {
@@ -146,25 +164,7 @@ async function main(): Promise<void> {
 /** watchVas hands every event of one VA watch to onEvent until the server ends it. */
 async function watchVas(): Promise<void> {
   // A watch without a resourceVersion first sends every existing VA as ADDED: that is the only "list" (handled VAs are skipped).
-  const watch = await apiFetch(target, "/apis/storage.k8s.io/v1/volumeattachments?watch=1", { long: true });
-  const reader = watch.body?.getReader();
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for (;;) {
-    const chunk = await reader?.read();
-    if (chunk === undefined || chunk.done) return;
-    buffered += decoder.decode(chunk.value, { stream: true });
-    let newline = buffered.indexOf("\n");
-    while (newline >= 0) {
-      const line = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      if (line.trim() !== "") {
-        const event = JSON.parse(line) as { type: string; object: Va };
-        onEvent(event.type, event.object);
-      }
-      newline = buffered.indexOf("\n");
-    }
-  }
+  await watchEvents<Va>(target, "/apis/storage.k8s.io/v1/volumeattachments?watch=1", onEvent);
 }
 
 main().catch((e: unknown) => {
