@@ -40,6 +40,7 @@ import { startAttacher, type AttacherKind } from "./lib/attacher-under-test";
 import { bulkConcurrency, prepareOwnPvs, setPvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
 import { BundledModules } from "./lib/bundled-modules";
 import { JitCode, readJitDump } from "./lib/jit-dump";
+import { monotonicSeconds } from "./lib/monotonic-clock";
 import { attribute, parsePerfScript, type AttributedSample, type PerfSample } from "./lib/perf-samples";
 import { runVaCycle } from "./lib/va-cycle";
 import { VaWatch } from "./lib/va-watch";
@@ -78,7 +79,7 @@ function buildForProfiling(entry: string, name: string): string {
   return outfile;
 }
 
-/** Phase: what a stretch of the process's life was doing, by wall clock (seconds, perf's realtime clock). */
+/** Phase: what a stretch of the process's life was doing, in seconds of CLOCK_MONOTONIC (perf's clock under -k mono, and the JIT dump's). */
 interface Phase {
   readonly name: string;
   readonly from: number;
@@ -106,10 +107,10 @@ async function profile(ground: BenchGround, watch: VaWatch, kind: AttacherKind, 
   const underPerf = join(work, `${kind}-under-perf.sh`);
   const floorCaches = kind === "floor" && opts["floor-caches"] ? ["FLOOR_CACHES=1"] : [];
   const options = [...runtimeOptions, ...floorCaches, "BUN_JSC_useJITDump=1", `BUN_JSC_jitDumpDirectory=${dumpDir}`, "BUN_JSC_useSourceCodeDump=1", `BUN_JSC_sourceCodeDumpDirectory=${sourceDir}`];
-  writeFileSync(underPerf, `#!/bin/sh\nexport ${options.join(" ")}\nexec perf record -q -k realtime -F ${sampleHz} -o ${data} -- "$@"\n`, { mode: 0o755 });
+  writeFileSync(underPerf, `#!/bin/sh\nexport ${options.join(" ")}\nexec perf record -q -k mono -F ${sampleHz} -o ${data} -- "$@"\n`, { mode: 0o755 });
   const wrapper = [underPerf];
   const phases: Phase[] = [];
-  const now = () => Date.now() / 1000;
+  const now = monotonicSeconds;
   const started = now();
   const attacher = startAttacher({ kind, path: executable }, { kubeconfig: ground.cluster.kubeconfigPath, csiSocket: ground.csiSocket, logDir: ground.logDir, logName: `jit-profile-${kind}`, args: [`--worker-threads=${opts.workers}`, "--kube-api-qps=1000", "--kube-api-burst=2000", "-v=2"], wrapper });
   try {

@@ -11,6 +11,8 @@
 
 /** One piece of JIT code: `name` as JSC gives it ("JSC-Baseline: attach#AOL1k2"), and where its source starts when the dump says. */
 export interface JitCodeLoad {
+  /** When the JIT made it: CLOCK_MONOTONIC in ns, the clock JSC stamps its records with. */
+  readonly timestampNs: bigint;
   readonly address: bigint;
   readonly size: bigint;
   readonly name: string;
@@ -51,7 +53,7 @@ export function readJitDump(bytes: Uint8Array): JitCodeLoad[] {
       // pid, tid, vma, code address, code size, code index, then the name (NUL-ended) and the code.
       const address = view.getBigUint64(body + 16, true);
       const source = sourceOf.get(address);
-      loads.push({ address, size: view.getBigUint64(body + 24, true), name: cString(bytes, body + 40), ...(source === undefined ? {} : { source }) });
+      loads.push({ timestampNs: view.getBigUint64(at + 8, true), address, size: view.getBigUint64(body + 24, true), name: cString(bytes, body + 40), ...(source === undefined ? {} : { source }) });
     }
     at += size;
   }
@@ -63,27 +65,42 @@ function cString(bytes: Uint8Array, start: number): string {
   return new TextDecoder().decode(bytes.subarray(start, end < 0 ? bytes.length : end));
 }
 
-/** JitCode finds the JIT code an address lies in. */
+/**
+ * JitCode finds the JIT code an address lay in at a given time. The JIT
+ * frees code and reuses its memory for other code within one process, so
+ * an address can name several functions over a run: a sample is named
+ * after the latest code made at its address before the sample was taken.
+ * Naming it after whichever code a lookup met first once put start-up's
+ * protobuf descriptor building into every later cycle of a profile.
+ */
 export class JitCode {
+  /** Sorted by address. */
   private readonly loads: readonly JitCodeLoad[];
+  /** The largest piece of code: how far before an address a piece holding it can start. */
+  private readonly largest: bigint;
 
   constructor(loads: readonly JitCodeLoad[]) {
-    // Sorted by address; a range the JIT reused keeps its last load (the later code ran longer in a short run).
-    const byAddress = new Map<bigint, JitCodeLoad>();
-    for (const load of loads) byAddress.set(load.address, load);
-    this.loads = [...byAddress.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+    this.loads = [...loads].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+    this.largest = loads.reduce((max, load) => (load.size > max ? load.size : max), 0n);
   }
 
-  at(ip: bigint): JitCodeLoad | undefined {
+  /** at returns the code at `ip` when the sample taken at `timeNs` (CLOCK_MONOTONIC) was, if the dump has any. */
+  at(ip: bigint, timeNs: bigint): JitCodeLoad | undefined {
+    // The last piece starting at or below ip; every piece holding ip starts within `largest` before it.
     let low = 0;
     let high = this.loads.length - 1;
     while (low <= high) {
       const middle = (low + high) >> 1;
-      const load = this.loads[middle] as JitCodeLoad;
-      if (ip < load.address) high = middle - 1;
-      else if (ip >= load.address + load.size) low = middle + 1;
-      else return load;
+      if ((this.loads[middle] as JitCodeLoad).address <= ip) low = middle + 1;
+      else high = middle - 1;
     }
-    return undefined;
+    let found: JitCodeLoad | undefined;
+    for (let index = high; index >= 0; index--) {
+      const load = this.loads[index] as JitCodeLoad;
+      if (load.address + this.largest <= ip) break;
+      const holds = ip < load.address + load.size && load.timestampNs <= timeNs;
+      if (holds && (found === undefined || load.timestampNs > found.timestampNs)) found = load;
+    }
+    return found;
   }
 }

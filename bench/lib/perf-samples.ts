@@ -71,7 +71,8 @@ export function attribute(samples: readonly PerfSample[], mainTid: number, execu
       attributed.push({ time: sample.time, place });
       continue;
     }
-    const load = jit.at(sample.ip);
+    // perf's times are seconds of CLOCK_MONOTONIC (jit-profile records with -k mono), the JIT dump's nanoseconds of it.
+    const load = jit.at(sample.ip, BigInt(Math.round(sample.time * 1e9)));
     if (load === undefined) {
       attributed.push({ time: sample.time, place, code: "(no JIT dump record)" });
       continue;

@@ -4,7 +4,7 @@ import { JitCode, readJitDump, type JitCodeLoad } from "../lib/jit-dump";
 import { attribute, parsePerfScript, placeOf } from "../lib/perf-samples";
 
 /** A jitdump as JSC writes it: header, then each debug-info record before its code load. */
-function jitDump(records: readonly { address: bigint; size: number; name: string; source?: { file: string; line: number } }[]): Uint8Array {
+function jitDump(records: readonly { address: bigint; size: number; name: string; timestampNs?: bigint; source?: { file: string; line: number } }[]): Uint8Array {
   const parts: Buffer[] = [];
   const header = Buffer.alloc(40);
   header.writeUInt32LE(0x4a695444, 0);
@@ -28,6 +28,7 @@ function jitDump(records: readonly { address: bigint; size: number; name: string
     const load = Buffer.alloc(16 + 40 + name.length + record.size);
     load.writeUInt32LE(0, 0);
     load.writeUInt32LE(load.length, 4);
+    load.writeBigUInt64LE(record.timestampNs ?? 0n, 8);
     load.writeBigUInt64LE(record.address, 16 + 8);
     load.writeBigUInt64LE(record.address, 16 + 16);
     load.writeBigUInt64LE(BigInt(record.size), 16 + 24);
@@ -38,23 +39,25 @@ function jitDump(records: readonly { address: bigint; size: number; name: string
 }
 
 const bundle = ["// @bun", "// src/kube/store.ts", "class Store {", "  upsert(object) {", "// src/log/logger.ts", "function write(line) {", "}"].join("\n");
+/** When the test's code was made (CLOCK_MONOTONIC ns): before every sample of the script below. */
+const madeAt = 1_400_000_000_000n;
 const loads: JitCodeLoad[] = [
-  { address: 0x1000n, size: 0x100n, name: "JSC-Baseline: upsert#AAAAAA", source: { file: "/$bunfs/root/main-abc.js", line: 4 } },
-  { address: 0x1100n, size: 0x100n, name: "JSC-Baseline: write#BBBBBB", source: { file: "/$bunfs/root/main-abc.js", line: 6 } },
-  { address: 0x1200n, size: 0x80n, name: "JSC-Baseline: <name not materialized>#CCCCCC", source: { file: "/$bunfs/root/main-abc.js", line: 3 } },
-  { address: 0x1300n, size: 0x80n, name: "JSC-Baseline: map#DDDDDD", source: { file: "/tmp/src/source-3-1.js", line: 1 } },
-  { address: 0x2000n, size: 0x40n, name: "JSC-InlineCache: GetById" },
+  { timestampNs: madeAt, address: 0x1000n, size: 0x100n, name: "JSC-Baseline: upsert#AAAAAA", source: { file: "/$bunfs/root/main-abc.js", line: 4 } },
+  { timestampNs: madeAt, address: 0x1100n, size: 0x100n, name: "JSC-Baseline: write#BBBBBB", source: { file: "/$bunfs/root/main-abc.js", line: 6 } },
+  { timestampNs: madeAt, address: 0x1200n, size: 0x80n, name: "JSC-Baseline: <name not materialized>#CCCCCC", source: { file: "/$bunfs/root/main-abc.js", line: 3 } },
+  { timestampNs: madeAt, address: 0x1300n, size: 0x80n, name: "JSC-Baseline: map#DDDDDD", source: { file: "/tmp/src/source-3-1.js", line: 1 } },
+  { timestampNs: madeAt, address: 0x2000n, size: 0x40n, name: "JSC-InlineCache: GetById" },
 ];
 
 describe("the JIT dump", () => {
-  test("gives each code load its address, size, name and the source line of the debug record before it", () => {
+  test("gives each code load its time, address, size, name and the source line of the debug record before it", () => {
     const read = readJitDump(jitDump([
-      { address: 0x7f00n, size: 64, name: "JSC-Baseline: attach#AOL1k2", source: { file: "/$bunfs/root/main-x.js", line: 11134 } },
-      { address: 0x8000n, size: 32, name: "JSC-Thunk: DefaultCall" },
+      { address: 0x7f00n, size: 64, name: "JSC-Baseline: attach#AOL1k2", timestampNs: 5n, source: { file: "/$bunfs/root/main-x.js", line: 11134 } },
+      { address: 0x8000n, size: 32, name: "JSC-Thunk: DefaultCall", timestampNs: 6n },
     ]));
     expect(read).toEqual([
-      { address: 0x7f00n, size: 64n, name: "JSC-Baseline: attach#AOL1k2", source: { file: "/$bunfs/root/main-x.js", line: 11134 } },
-      { address: 0x8000n, size: 32n, name: "JSC-Thunk: DefaultCall" },
+      { timestampNs: 5n, address: 0x7f00n, size: 64n, name: "JSC-Baseline: attach#AOL1k2", source: { file: "/$bunfs/root/main-x.js", line: 11134 } },
+      { timestampNs: 6n, address: 0x8000n, size: 32n, name: "JSC-Thunk: DefaultCall" },
     ]);
   });
 
@@ -131,8 +134,24 @@ describe("perf's samples", () => {
 
   test("an address is found in the code load whose range holds it, and in none past its end", () => {
     const jit = new JitCode(loads);
-    expect(jit.at(0x10ffn)?.name).toBe("JSC-Baseline: upsert#AAAAAA");
-    expect(jit.at(0x2040n)).toBeUndefined();
-    expect(jit.at(0xfffn)).toBeUndefined();
+    const later = madeAt + 1n;
+    expect(jit.at(0x10ffn, later)?.name).toBe("JSC-Baseline: upsert#AAAAAA");
+    expect(jit.at(0x2040n, later)).toBeUndefined();
+    expect(jit.at(0xfffn, later)).toBeUndefined();
+  });
+
+  test("an address the JIT reused is named after the code that was there when the sample was taken", () => {
+    const reused = new JitCode([
+      { timestampNs: 100n, address: 0x5000n, size: 0x400n, name: "JSC-Baseline: addFields#AAAAAA" },
+      // Made later, where addFields's code lay after the collector freed it: starts inside its old range, and ends past it.
+      { timestampNs: 900n, address: 0x5200n, size: 0x400n, name: "JSC-Baseline: upsert#BBBBBB" },
+      { timestampNs: 950n, address: 0x4f00n, size: 0x180n, name: "JSC-Baseline: write#CCCCCC" },
+    ]);
+    expect(reused.at(0x5300n, 500n)?.name).toBe("JSC-Baseline: addFields#AAAAAA");
+    expect(reused.at(0x5300n, 1000n)?.name).toBe("JSC-Baseline: upsert#BBBBBB");
+    expect(reused.at(0x5050n, 1000n)?.name).toBe("JSC-Baseline: write#CCCCCC");
+    expect(reused.at(0x5050n, 920n)?.name).toBe("JSC-Baseline: addFields#AAAAAA");
+    expect(reused.at(0x5500n, 500n)).toBeUndefined();
+    expect(reused.at(0x5000n, 50n)).toBeUndefined();
   });
 });
