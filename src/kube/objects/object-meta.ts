@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { ObjectSchemaError } from "../errors";
+import { compileParser, notParsed, type CompiledParser } from "./compiled-parser";
 
 /**
  * The slice of metav1.ObjectMeta the attacher reads. valibot's `object`
@@ -23,13 +24,26 @@ export interface KubeObject {
   readonly metadata: ObjectMeta;
 }
 
+/** Each schema's compiled parser, made at its first use. */
+const compiledParsers = new WeakMap<v.GenericSchema, CompiledParser<v.GenericSchema>>();
+
 /**
  * parseObject validates `raw` against `schema` and returns the slim object,
  * or throws an ObjectSchemaError naming the kind, the object and the path of
- * the first bad field.
+ * the first bad field. The schema's compiled parser (compiled-parser.ts)
+ * does the work; valibot itself runs only for input that parser refuses,
+ * to say what is wrong with it.
  */
 export function parseObject<S extends v.GenericSchema>(kind: string, schema: S, raw: unknown): v.InferOutput<S> {
+  let parser = compiledParsers.get(schema);
+  if (parser === undefined) {
+    parser = compileParser(schema);
+    compiledParsers.set(schema, parser);
+  }
+  const parsed = parser(raw);
+  if (parsed !== notParsed) return parsed as v.InferOutput<S>;
   const result = v.safeParse(schema, raw);
+  // The compiled parser and valibot agree (the rules hold them to it); should they not, valibot's answer stands.
   if (result.success) return result.output;
   const name = (raw as { metadata?: { name?: unknown } } | null)?.metadata?.name;
   const issue = result.issues[0];
