@@ -10,6 +10,12 @@
  * or the kernel. Start-up, the first cycle and the later ones are counted
  * apart.
  *
+ * perf records call chains too (JSC's JIT code and Bun's keep frame
+ * pointers), so that the runtime's and the kernel's samples, unnamed by
+ * themselves, are also counted for the module of the nearest JavaScript
+ * function on their stack: what our code costs, the native work it causes
+ * included.
+ *
  * Why not `--cpu-prof`: its sampler counts a thread blocked in a write as
  * busy (issue 36, twelfth session), so it says where time passes, not where
  * CPU goes. perf counts CPU, but names nothing in JIT code or in Bun's
@@ -107,7 +113,7 @@ async function profile(ground: BenchGround, watch: VaWatch, kind: AttacherKind, 
   const underPerf = join(work, `${kind}-under-perf.sh`);
   const floorCaches = kind === "floor" && opts["floor-caches"] ? ["FLOOR_CACHES=1"] : [];
   const options = [...runtimeOptions, ...floorCaches, "BUN_JSC_useJITDump=1", `BUN_JSC_jitDumpDirectory=${dumpDir}`, "BUN_JSC_useSourceCodeDump=1", `BUN_JSC_sourceCodeDumpDirectory=${sourceDir}`];
-  writeFileSync(underPerf, `#!/bin/sh\nexport ${options.join(" ")}\nexec perf record -q -k mono -F ${sampleHz} -o ${data} -- "$@"\n`, { mode: 0o755 });
+  writeFileSync(underPerf, `#!/bin/sh\nexport ${options.join(" ")}\nexec perf record -q -g -k mono -F ${sampleHz} -o ${data} -- "$@"\n`, { mode: 0o755 });
   const wrapper = [underPerf];
   const phases: Phase[] = [];
   const now = monotonicSeconds;
@@ -196,6 +202,14 @@ function report(ours: Profiled, floor: Profiled): string {
     const rows = [...new Set([...o.keys(), ...f.keys()])].map((module) => ({ module, ours: o.get(module) ?? 0, floor: f.get(module) ?? 0 })).sort((a, b) => Math.max(b.ours, b.floor) - Math.max(a.ours, a.floor));
     lines.push("", `## JIT code by source module, ${phase} (ms per VA; top ${top})`, "", "| module | ours | floor | ours - floor |", "|---|---:|---:|---:|");
     for (const row of rows.slice(0, top)) lines.push(`| ${row.module} | ${msPerVa(row.ours, vasIn(phase)).toFixed(4)} | ${msPerVa(row.floor, vasIn(phase)).toFixed(4)} | ${msPerVa(row.ours - row.floor, vasIn(phase)).toFixed(4)} |`);
+    const byCause = [ours, floor].map((p) => tally(p.samples, (s) => (phaseOf(p.phases, s.time) === phase ? s.causedBy : undefined)));
+    const [oc, fc] = byCause as [Map<string, number>, Map<string, number>];
+    const causes = [...new Set([...oc.keys(), ...fc.keys()])].map((module) => ({ module, ours: oc.get(module) ?? 0, floor: fc.get(module) ?? 0 })).sort((a, b) => Math.max(b.ours, b.floor) - Math.max(a.ours, a.floor));
+    lines.push("", `## Everything on the main thread by the JavaScript that caused it, ${phase} (ms per VA; top ${top})`, "", "JIT code counts for its own module; the runtime's and the kernel's samples for the module of the nearest JIT frame on their stack (the collector for the function that allocated, a built-in for its caller).", "", "| module | ours | floor | ours - floor |", "|---|---:|---:|---:|");
+    for (const row of causes.slice(0, top)) lines.push(`| ${row.module} | ${msPerVa(row.ours, vasIn(phase)).toFixed(4)} | ${msPerVa(row.floor, vasIn(phase)).toFixed(4)} | ${msPerVa(row.ours - row.floor, vasIn(phase)).toFixed(4)} |`);
+    const byCausingFunction = tally(ours.samples, (s) => (phaseOf(ours.phases, s.time) === phase && s.causedByFunction !== undefined ? `${s.causedByFunction} (${s.causedBy})` : undefined));
+    lines.push("", `Ours' functions by everything they caused, ${phase} (ms per VA: their JIT code and the native work called from it):`, "");
+    for (const [fn, count] of [...byCausingFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`- ${msPerVa(count, vasIn(phase)).toFixed(4)} ${fn}`);
     const byFunction = tally(ours.samples, (s) => (phaseOf(ours.phases, s.time) === phase && s.place === "jit" && s.module !== undefined ? `${s.code} (${s.module})${s.line === undefined ? "" : `: \`${s.line.replaceAll("`", "'")}\``}` : undefined));
     lines.push("", `Ours' hottest functions, ${phase} (ms per VA):`, "");
     for (const [fn, count] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`- ${msPerVa(count, vasIn(phase)).toFixed(4)} ${fn}`);

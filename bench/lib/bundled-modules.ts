@@ -13,6 +13,7 @@
  * the chunk whose lines hold the names of the functions the dump says start
  * there.
  */
+import { existsSync, readFileSync } from "node:fs";
 import type { JitCodeLoad } from "./jit-dump";
 
 /** How a bundle chunk starts. */
@@ -74,9 +75,19 @@ export class BundledModules {
     return new BundledModules(chunks);
   }
 
-  /** lineAt is the text of `file`'s line `line`, trimmed, undefined for a file that is no chunk of the binary. */
+  /** Lines of the source dumps read so far, by path. */
+  private readonly dumps = new Map<string, readonly string[] | undefined>();
+
+  /**
+   * lineAt is the text of `file`'s line `line`, trimmed: from the binary's
+   * chunk, or, for Bun's own built-in modules, from the file JSC's source
+   * code dump wrote (the JIT dump cites that file); undefined for any other.
+   */
   lineAt(file: string, line: number): string | undefined {
-    return this.chunks.get(file)?.lines[line - 1]?.trim();
+    const chunk = this.chunks.get(file);
+    if (chunk !== undefined) return chunk.lines[line - 1]?.trim();
+    if (!this.dumps.has(file)) this.dumps.set(file, existsSync(file) ? readFileSync(file, "utf8").split("\n") : undefined);
+    return this.dumps.get(file)?.[line - 1]?.trim();
   }
 
   /** moduleAt names the module of `file`'s line `line`, undefined for a file that is no chunk of the binary (Bun's own built-in modules). */

@@ -5,31 +5,69 @@
  * module, through the JIT dump: jit-dump.ts, bundled-modules.ts), in the
  * runtime (the executable's own code: Bun, JavaScriptCore's interpreter,
  * its collector, JSON.parse and the other built-ins), or in the kernel.
+ * With call chains (`perf record -g`: JSC's JIT code and Bun's own keep
+ * frame pointers) a sample outside JIT code is also put under the nearest
+ * JavaScript function on its stack, the one whose work caused it: the
+ * runtime's share, unnamed by itself, then splits by our modules.
  * For bench/jit-profile.ts.
  */
 import type { BundledModules } from "./bundled-modules";
-import type { JitCode } from "./jit-dump";
+import type { JitCode, JitCodeLoad } from "./jit-dump";
 
-/** One line of `perf script -F comm,tid,time,ip,dso`. */
-export interface PerfSample {
-  readonly thread: string;
-  readonly tid: number;
-  /** Seconds, on the clock perf recorded with. */
-  readonly time: number;
+/** One frame of a call chain: an address and perf's name for the mapping it lies in. */
+export interface PerfFrame {
   readonly ip: bigint;
   readonly dso: string;
 }
 
-/** parsePerfScript reads `perf script -F comm,tid,time,ip,dso` output; lines of another shape are skipped. */
+/** One sample of `perf script -F comm,tid,time,ip,dso`. */
+export interface PerfSample extends PerfFrame {
+  readonly thread: string;
+  readonly tid: number;
+  /** Seconds, on the clock perf recorded with. */
+  readonly time: number;
+  /** With `perf record -g`: the frames below the sampled one, innermost first; else empty. */
+  readonly callers: readonly PerfFrame[];
+}
+
+/**
+ * parsePerfScript reads `perf script -F comm,tid,time,ip,dso` output: one
+ * line a sample, or (recorded with -g) a line naming the sample and then
+ * one line a frame, the sampled one first. Lines of another shape are skipped.
+ */
 export function parsePerfScript(text: string): PerfSample[] {
   const samples: PerfSample[] = [];
+  let chained: { thread: string; tid: number; time: number; frames: PerfFrame[] } | undefined;
+  const endChain = () => {
+    const [sampled, ...callers] = chained?.frames ?? [];
+    if (chained !== undefined && sampled !== undefined) samples.push({ thread: chained.thread, tid: chained.tid, time: chained.time, ip: sampled.ip, dso: sampled.dso, callers });
+    chained = undefined;
+  };
   for (const line of text.split("\n")) {
     // The thread's name may hold spaces ("JSC PerfLog"); the tid, time, ip and (dso) follow it.
-    const fields = /^\s*(.*?)\s+(\d+)\s+(\d+\.\d+):\s+([0-9a-f]+)\s+\((.*)\)\s*$/.exec(line);
-    if (fields === null) continue;
-    const [, thread = "", tid = "", time = "", ip = "", dso = ""] = fields;
-    samples.push({ thread, tid: Number(tid), time: Number(time), ip: BigInt(`0x${ip}`), dso });
+    const whole = /^\s*(.*?)\s+(\d+)\s+(\d+\.\d+):\s+([0-9a-f]+)\s+\((.*)\)\s*$/.exec(line);
+    if (whole !== null) {
+      endChain();
+      const [, thread = "", tid = "", time = "", ip = "", dso = ""] = whole;
+      samples.push({ thread, tid: Number(tid), time: Number(time), ip: BigInt(`0x${ip}`), dso, callers: [] });
+      continue;
+    }
+    const header = /^(\S.*?)\s+(\d+)\s+(\d+\.\d+):\s*$/.exec(line);
+    if (header !== null) {
+      endChain();
+      const [, thread = "", tid = "", time = ""] = header;
+      chained = { thread: thread.trim(), tid: Number(tid), time: Number(time), frames: [] };
+      continue;
+    }
+    const frame = /^\s+([0-9a-f]+)\s+\((.*)\)\s*$/.exec(line);
+    if (frame !== null && chained !== undefined) {
+      const [, ip = "", dso = ""] = frame;
+      chained.frames.push({ ip: BigInt(`0x${ip}`), dso });
+      continue;
+    }
+    endChain();
   }
+  endChain();
   return samples;
 }
 
@@ -46,6 +84,16 @@ export interface AttributedSample {
   readonly module?: string;
   /** JIT code of a bundled function only: the start of the bundle's line it starts on, which tells a function JSC left unnamed. */
   readonly line?: string;
+  /**
+   * The JavaScript whose work the sample was: the module of the nearest
+   * JavaScript function's JIT code, the sampled frame's own or a caller's
+   * ("(no JavaScript on the stack)" when there is none: the event loop, a
+   * timer; a stub's kind when only stubs are). Needs call chains; without
+   * them only JIT samples have one.
+   */
+  readonly causedBy?: string;
+  /** That function's name and the start of its line in the bundle, when causedBy is a module's. */
+  readonly causedByFunction?: string;
 }
 
 /**
@@ -61,26 +109,51 @@ export function placeOf(dso: string, executable: string): SamplePlace {
   return "libraries";
 }
 
-/** attribute names each main-thread sample's place, and for JIT code its function and module. */
+/** attribute names each main-thread sample's place, for JIT code its function and module, and what JavaScript caused it. */
 export function attribute(samples: readonly PerfSample[], mainTid: number, executable: string, jit: JitCode, modules: BundledModules): AttributedSample[] {
+  const chains = samples.some((sample) => sample.callers.length > 0);
+  // perf's times are seconds of CLOCK_MONOTONIC (jit-profile records with -k mono), the JIT dump's nanoseconds of it.
+  const codeAt = (ip: bigint, time: number) => jit.at(ip, BigInt(Math.round(time * 1e9)));
+  const moduleOf = (load: JitCodeLoad) => (load.source === undefined ? `(${load.name.replace(/^JSC-/, "").split(":")[0] ?? "JIT"} stubs)` : (modules.moduleAt(load.source.file, load.source.line) ?? "(Bun built-in)"));
+  /**
+   * The module of the nearest JavaScript function among `frames`: JIT code
+   * made for a function of a source file. Stubs and thunks (inline caches,
+   * the trampolines into native functions) are passed over: they run for
+   * whichever function called them, further down the stack.
+   */
+  const causeAmong = (frames: readonly PerfFrame[], time: number): { causedBy: string; causedByFunction?: string } => {
+    let stubs: string | undefined;
+    for (const frame of frames) {
+      if (placeOf(frame.dso, executable) !== "jit") continue;
+      const load = codeAt(frame.ip, time);
+      if (load === undefined) return { causedBy: "(no JIT dump record)" };
+      if (load.source !== undefined) {
+        const line = modules.lineAt(load.source.file, load.source.line)?.slice(0, 60);
+        const name = load.name.replace(/^JSC-\w+: /, "").replace(/#\w+$/, "");
+        return { causedBy: moduleOf(load), causedByFunction: `${name}${line === undefined ? "" : `: \`${line.replaceAll("`", "'")}\``}` };
+      }
+      stubs ??= moduleOf(load);
+    }
+    return { causedBy: stubs ?? "(no JavaScript on the stack)" };
+  };
   const attributed: AttributedSample[] = [];
   for (const sample of samples) {
     if (sample.tid !== mainTid) continue;
     const place = placeOf(sample.dso, executable);
+    const caused = chains || place === "jit" ? causeAmong([sample, ...sample.callers], sample.time) : {};
     if (place !== "jit") {
-      attributed.push({ time: sample.time, place });
+      attributed.push({ time: sample.time, place, ...caused });
       continue;
     }
-    // perf's times are seconds of CLOCK_MONOTONIC (jit-profile records with -k mono), the JIT dump's nanoseconds of it.
-    const load = jit.at(sample.ip, BigInt(Math.round(sample.time * 1e9)));
+    const load = codeAt(sample.ip, sample.time);
     if (load === undefined) {
-      attributed.push({ time: sample.time, place, code: "(no JIT dump record)" });
+      attributed.push({ time: sample.time, place, code: "(no JIT dump record)", ...caused });
       continue;
     }
     const code = load.name.replace(/^JSC-/, "").replace(/#\w+$/, "");
     const module = load.source === undefined ? undefined : (modules.moduleAt(load.source.file, load.source.line) ?? "(Bun built-in)");
     const line = load.source === undefined ? undefined : modules.lineAt(load.source.file, load.source.line)?.slice(0, 60);
-    attributed.push({ time: sample.time, place, code, ...(module === undefined ? {} : { module }), ...(line === undefined ? {} : { line }) });
+    attributed.push({ time: sample.time, place, code, ...(module === undefined ? {} : { module }), ...(line === undefined ? {} : { line }), ...caused });
   }
   return attributed;
 }

@@ -1,4 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { BundledModules, functionName } from "../lib/bundled-modules";
 import { JitCode, readJitDump, type JitCodeLoad } from "../lib/jit-dump";
 import { attribute, parsePerfScript, placeOf } from "../lib/perf-samples";
@@ -88,6 +91,15 @@ describe("the bundle's modules", () => {
     expect(BundledModules.matching([decoy, bundle], loads).moduleAt("/$bunfs/root/main-abc.js", 4)).toBe("src/kube/store.ts");
   });
 
+  test("a built-in's line is read from the file JSC's source code dump wrote, which the JIT dump cites", () => {
+    const dump = join(mkdtempSync(join(tmpdir(), "source-dump-")), "source-3-1.js");
+    writeFileSync(dump, "(function (stream) {\n  return readableStreamRead(stream);\n})\n");
+    const modules = BundledModules.matching([bundle], loads);
+    expect(modules.lineAt(dump, 2)).toBe("return readableStreamRead(stream);");
+    expect(modules.moduleAt(dump, 2)).toBeUndefined();
+    expect(modules.lineAt(join(tmpdir(), "no-such-dump.js"), 1)).toBeUndefined();
+  });
+
   test("a function JSC has not named counts for no chunk", () => {
     expect(functionName("JSC-Baseline: <name not materialized>#C3yW3h")).toBeUndefined();
     expect(functionName("JSC-Baseline: decodeHuffman#CHpUST")).toBe("decodeHuffman");
@@ -109,7 +121,52 @@ describe("perf's samples", () => {
   test("each line gives thread, tid, time, address and mapping; a thread's name may hold spaces", () => {
     const samples = parsePerfScript(script);
     expect(samples).toHaveLength(7);
-    expect(samples[1]).toEqual({ thread: "JSC PerfLog", tid: 21572, time: 1444.696384, ip: 0xffffffff8226ee21n, dso: "[kernel.kallsyms]" });
+    expect(samples[1]).toEqual({ thread: "JSC PerfLog", tid: 21572, time: 1444.696384, ip: 0xffffffff8226ee21n, dso: "[kernel.kallsyms]", callers: [] });
+  });
+
+  const chained = [
+    "ours 21570  1444.750000: ",
+    "\t         1d4a6d6 (/tmp/p/ours)",
+    "\t         1c08d4c (/tmp/p/ours)",
+    "\t            1010 (/tmp/perf-21570.map)",
+    "\t            1110 (/tmp/perf-21570.map)",
+    "",
+    "JSC PerfLog 21572  1444.760000: ",
+    "\t ffffffff8226ee21 ([kernel.kallsyms])",
+    "",
+    "ours 21570  1444.770000: ",
+    "\t ffffffff8226ee21 ([kernel.kallsyms])",
+    "\t         1c08d4c (/tmp/p/ours)",
+    "",
+    "ours 21570  1444.780000: ",
+    "\t            1110 (/tmp/perf-21570.map)",
+    "\t            1010 (/tmp/perf-21570.map)",
+    "",
+    "ours 21570  1444.790000: ",
+    "\t         1d4a6d6 (/tmp/p/ours)",
+    "\t            2010 (/tmp/perf-21570.map)",
+    "\t            1310 (/tmp/perf-21570.map)",
+  ].join("\n");
+
+  test("with call chains (perf record -g), each sample is its first frame and the frames below it, innermost first", () => {
+    const samples = parsePerfScript(chained);
+    expect(samples.map((s) => [s.thread, s.tid, s.ip, s.callers.map((frame) => frame.ip)])).toEqual([
+      ["ours", 21570, 0x1d4a6d6n, [0x1c08d4cn, 0x1010n, 0x1110n]],
+      ["JSC PerfLog", 21572, 0xffffffff8226ee21n, []],
+      ["ours", 21570, 0xffffffff8226ee21n, [0x1c08d4cn]],
+      ["ours", 21570, 0x1110n, [0x1010n]],
+      ["ours", 21570, 0x1d4a6d6n, [0x2010n, 0x1310n]],
+    ]);
+  });
+
+  test("a sample outside JIT code is caused by the nearest JavaScript function on its stack, past any stub; JIT code by its own", () => {
+    const attributed = attribute(parsePerfScript(chained), 21570, "/tmp/p/ours", new JitCode(loads), BundledModules.matching([bundle], loads));
+    expect(attributed.map((s) => [s.place, s.causedBy])).toEqual([
+      ["runtime", "src/kube/store.ts"],
+      ["kernel", "(no JavaScript on the stack)"],
+      ["jit", "src/log/logger.ts"],
+      ["runtime", "(Bun built-in)"],
+    ]);
   });
 
   test("a sample is in the runtime, the kernel, JIT code or a library by its mapping", () => {
