@@ -1,4 +1,5 @@
 import { baseName, callSite, shortPath, type CallSite, type EntryPoint } from "./call-site";
+import { klogTimestamp } from "./klog-timestamp";
 import { localTimeIsUtc } from "./host-time-zone";
 import { VModule, type VModuleRule } from "./vmodule";
 
@@ -185,24 +186,11 @@ function addJsonFields(record: Record<string, unknown>, fields: LogFields): void
  * structured calls (InfoS/ErrorS) print them. Time is local time, as klog's.
  */
 function formatText(severity: Severity, time: number, utc: boolean, pid: number, site: CallSite | undefined, message: string, context: LogFields, fields: LogFields | undefined): string {
-  const date = new Date(Math.floor(time));
-  // Sub-millisecond digits come from the fraction of `time`; rounding keeps 123.456 ms from printing as 123455 µs.
-  const micros = Math.min(999_999, Math.round((time % 1000) * 1000));
   const location = site ? `${baseName(site.path)}:${site.line}` : "???:1";
-  const [month, day, hours, minutes, seconds] = utc
-    ? [date.getUTCMonth(), date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()]
-    : [date.getMonth(), date.getDate(), date.getHours(), date.getMinutes(), date.getSeconds()];
-  let line =
-    `${severity}${two(month + 1)}${two(day)} ` +
-    `${two(hours)}:${two(minutes)}:${two(seconds)}.` +
-    `${String(micros).padStart(6, "0")} ${String(pid % 10_000_000).padStart(7)} ${location}] ${JSON.stringify(message)}`;
+  let line = `${severity}${klogTimestamp(time, utc)} ${String(pid % 10_000_000).padStart(7)} ${location}] ${JSON.stringify(message)}`;
   line += textFields(context);
   if (fields) line += textFields(fields);
   return line;
-}
-
-function two(n: number): string {
-  return n < 10 ? `0${n}` : String(n);
 }
 
 function textFields(fields: LogFields): string {
