@@ -11,4 +11,10 @@ describe("finalizer names", () => {
     expect(sanitizeDriverName("driver.")).toBe("driver-X");
     expect(sanitizeDriverName("driver-")).toBe("driver-X");
   });
+
+  it("names each driver's own finalizer however the calls for different drivers interleave", () => {
+    const drivers = ["a.csi", "b.csi", "a.csi", "", "b.csi", "", "a.csi"];
+    expect(drivers.map(finalizerName)).toEqual(drivers.map((driver) => `external-attacher/${sanitizeDriverName(driver)}`));
+    expect(finalizerName("")).toBe("external-attacher/");
+  });
 });
