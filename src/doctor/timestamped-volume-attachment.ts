@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { objectMetaSchema, parseObject } from "../kube/objects/object-meta";
+import { objectMetaSchema, objectParser } from "../kube/objects/object-meta";
 import { volumeAttachmentSchema } from "../kube/objects/volume-attachment";
 
 /**
@@ -15,6 +15,4 @@ export const timestampedVolumeAttachmentSchema = v.object({
 export type TimestampedVolumeAttachment = v.InferOutput<typeof timestampedVolumeAttachmentSchema>;
 
 /** parseTimestampedVolumeAttachment validates a VA from the API, naming it when a field is bad. */
-export function parseTimestampedVolumeAttachment(raw: unknown): TimestampedVolumeAttachment {
-  return parseObject("VolumeAttachment", timestampedVolumeAttachmentSchema, raw);
-}
+export const parseTimestampedVolumeAttachment: (raw: unknown) => TimestampedVolumeAttachment = objectParser("VolumeAttachment", timestampedVolumeAttachmentSchema);

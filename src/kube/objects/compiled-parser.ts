@@ -17,7 +17,7 @@ export type CompiledParser<S extends v.GenericSchema> = (raw: unknown) => v.Infe
  * property access misses its inline cache. The generated code names each
  * field as a constant, so each access sees one shape. valibot stays the one
  * definition of each object (the types derive from it) and the one source
- * of error messages: parseObject asks it again whenever this returns
+ * of error messages: objectParser asks it again whenever this returns
  * `notParsed`.
  *
  * Only what the API object schemas use compiles: object, string, number,

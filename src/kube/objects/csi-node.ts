@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { objectMetaSchema, parseObject } from "./object-meta";
+import { objectMetaSchema, objectParser } from "./object-meta";
 
 /** Where the API keeps CSINodes (one per node, named after it). */
 export const csiNodesPath = "/apis/storage.k8s.io/v1/csinodes";
@@ -22,9 +22,7 @@ export const csiNodeSchema = v.object({
 
 export type CsiNode = v.InferOutput<typeof csiNodeSchema>;
 
-export function parseCsiNode(raw: unknown): CsiNode {
-  return parseObject("CSINode", csiNodeSchema, raw);
-}
+export const parseCsiNode: (raw: unknown) => CsiNode = objectParser("CSINode", csiNodeSchema);
 
 /** nodeIdOf returns the node ID `driver` registered on this CSINode, if any. */
 export function nodeIdOf(csiNode: CsiNode, driver: string): string | undefined {

@@ -24,29 +24,26 @@ export interface KubeObject {
   readonly metadata: ObjectMeta;
 }
 
-/** Each schema's compiled parser, made at its first use. */
-const compiledParsers = new WeakMap<v.GenericSchema, CompiledParser<v.GenericSchema>>();
-
 /**
- * parseObject validates `raw` against `schema` and returns the slim object,
- * or throws an ObjectSchemaError naming the kind, the object and the path of
- * the first bad field. The schema's compiled parser (compiled-parser.ts)
- * does the work; valibot itself runs only for input that parser refuses,
- * to say what is wrong with it.
+ * objectParser returns the parser of one kind of API object: it validates
+ * `raw` against `schema` and returns the slim object, or throws an
+ * ObjectSchemaError naming the kind, the object and the path of the first
+ * bad field. The schema's compiled parser (compiled-parser.ts), made at the
+ * first call, does the work; valibot itself runs only for input that parser
+ * refuses, to say what is wrong with it.
  */
-export function parseObject<S extends v.GenericSchema>(kind: string, schema: S, raw: unknown): v.InferOutput<S> {
-  let parser = compiledParsers.get(schema);
-  if (parser === undefined) {
-    parser = compileParser(schema);
-    compiledParsers.set(schema, parser);
-  }
-  const parsed = parser(raw);
-  if (parsed !== notParsed) return parsed as v.InferOutput<S>;
-  const result = v.safeParse(schema, raw);
-  // The compiled parser and valibot agree (the rules hold them to it); should they not, valibot's answer stands.
-  if (result.success) return result.output;
-  const name = (raw as { metadata?: { name?: unknown } } | null)?.metadata?.name;
-  const issue = result.issues[0];
-  const path = issue ? v.getDotPath(issue) : null;
-  throw new ObjectSchemaError(kind, typeof name === "string" ? name : "<unnamed>", `${path ?? "object"}: ${issue?.message ?? "invalid"}`);
+export function objectParser<S extends v.GenericSchema>(kind: string, schema: S): (raw: unknown) => v.InferOutput<S> {
+  let compiled: CompiledParser<S> | undefined;
+  return (raw) => {
+    compiled ??= compileParser(schema);
+    const parsed = compiled(raw);
+    if (parsed !== notParsed) return parsed;
+    const result = v.safeParse(schema, raw);
+    // The compiled parser and valibot agree (the rules hold them to it); should they not, valibot's answer stands.
+    if (result.success) return result.output;
+    const name = (raw as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+    const issue = result.issues[0];
+    const path = issue ? v.getDotPath(issue) : null;
+    throw new ObjectSchemaError(kind, typeof name === "string" ? name : "<unnamed>", `${path ?? "object"}: ${issue?.message ?? "invalid"}`);
+  };
 }

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { objectMetaSchema, parseObject } from "./object-meta";
+import { objectMetaSchema, objectParser } from "./object-meta";
 
 /** Where the API keeps PersistentVolumes. */
 export const persistentVolumesPath = "/api/v1/persistentvolumes";
@@ -63,6 +63,4 @@ export const persistentVolumeSchema = v.object({
 
 export type PersistentVolume = v.InferOutput<typeof persistentVolumeSchema>;
 
-export function parsePersistentVolume(raw: unknown): PersistentVolume {
-  return parseObject("PersistentVolume", persistentVolumeSchema, raw);
-}
+export const parsePersistentVolume: (raw: unknown) => PersistentVolume = objectParser("PersistentVolume", persistentVolumeSchema);

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { objectMetaSchema, parseObject } from "./object-meta";
+import { objectMetaSchema, objectParser } from "./object-meta";
 import { persistentVolumeSpecSchema } from "./persistent-volume";
 
 /** Where the API keeps VolumeAttachments (cluster-scoped). */
@@ -35,6 +35,4 @@ export const volumeAttachmentSchema = v.object({
 
 export type VolumeAttachment = v.InferOutput<typeof volumeAttachmentSchema>;
 
-export function parseVolumeAttachment(raw: unknown): VolumeAttachment {
-  return parseObject("VolumeAttachment", volumeAttachmentSchema, raw);
-}
+export const parseVolumeAttachment: (raw: unknown) => VolumeAttachment = objectParser("VolumeAttachment", volumeAttachmentSchema);

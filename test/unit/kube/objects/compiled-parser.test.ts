@@ -3,7 +3,7 @@ import * as v from "valibot";
 import { timestampedVolumeAttachmentSchema } from "../../../../src/doctor/timestamped-volume-attachment";
 import { compileParser, notParsed } from "../../../../src/kube/objects/compiled-parser";
 import { csiNodeSchema } from "../../../../src/kube/objects/csi-node";
-import { parseObject } from "../../../../src/kube/objects/object-meta";
+import { objectParser } from "../../../../src/kube/objects/object-meta";
 import { persistentVolumeSchema } from "../../../../src/kube/objects/persistent-volume";
 import { volumeAttachmentSchema } from "../../../../src/kube/objects/volume-attachment";
 import { ObjectSchemaError } from "../../../../src/kube/errors";
@@ -165,14 +165,14 @@ describe("compiled parser of an API object schema", () => {
   });
 });
 
-describe("parseObject", () => {
+describe("an object parser", () => {
   it("still names the object and the first bad field when the compiled parser refuses it", () => {
     const raw = { metadata: { name: "va-1" }, spec: { attacher: "x", nodeName: 7, source: {} } };
-    expect(() => parseObject("VolumeAttachment", volumeAttachmentSchema, raw)).toThrow(ObjectSchemaError);
-    expect(() => parseObject("VolumeAttachment", volumeAttachmentSchema, raw)).toThrow(/VolumeAttachment.*va-1.*spec\.nodeName/);
+    expect(() => objectParser("VolumeAttachment", volumeAttachmentSchema)(raw)).toThrow(ObjectSchemaError);
+    expect(() => objectParser("VolumeAttachment", volumeAttachmentSchema)(raw)).toThrow(/VolumeAttachment.*va-1.*spec\.nodeName/);
   });
 
   it("refuses an empty name, as the schema's nonEmpty says", () => {
-    expect(() => parseObject("CSINode", csiNodeSchema, { metadata: { name: "" }, spec: {} })).toThrow("metadata.name is empty");
+    expect(() => objectParser("CSINode", csiNodeSchema)({ metadata: { name: "" }, spec: {} })).toThrow("metadata.name is empty");
   });
 });
