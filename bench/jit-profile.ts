@@ -197,7 +197,7 @@ function report(ours: Profiled, floor: Profiled): string {
   for (const thread of new Set([...ours.threads.keys(), ...floor.threads.keys()])) lines.push(`| ${thread} | ${ours.threads.get(thread) ?? 0} | ${floor.threads.get(thread) ?? 0} |`);
   lines.push("", "JSC PerfLog is the JIT dump's writer: the profile's own cost.");
   for (const phase of phaseNames.filter((name) => name !== "start-up")) {
-    const byModule = [ours, floor].map((p) => tally(p.samples, (s) => (phaseOf(p.phases, s.time) === phase && s.place === "jit" ? (s.module ?? `(${s.code?.split(":")[0] ?? "JIT"} stubs)`) : undefined)));
+    const byModule = [ours, floor].map((p) => tally(p.samples, (s) => (phaseOf(p.phases, s.time) === phase && s.place === "jit" ? (s.group ?? s.code) : undefined)));
     const [o, f] = byModule as [Map<string, number>, Map<string, number>];
     const rows = [...new Set([...o.keys(), ...f.keys()])].map((module) => ({ module, ours: o.get(module) ?? 0, floor: f.get(module) ?? 0 })).sort((a, b) => Math.max(b.ours, b.floor) - Math.max(a.ours, a.floor));
     lines.push("", `## JIT code by source module, ${phase} (ms per VA; top ${top})`, "", "| module | ours | floor | ours - floor |", "|---|---:|---:|---:|");

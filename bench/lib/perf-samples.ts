@@ -82,6 +82,8 @@ export interface AttributedSample {
   readonly code?: string;
   /** JIT code of a bundled JavaScript function only: its source module, or "(Bun built-in)". */
   readonly module?: string;
+  /** JIT code only: its module, or for a stub or thunk (no source) its kind, "(InlineCache stubs)". */
+  readonly group?: string;
   /** JIT code of a bundled function only: the start of the bundle's line it starts on, which tells a function JSC left unnamed. */
   readonly line?: string;
   /**
@@ -114,25 +116,29 @@ export function attribute(samples: readonly PerfSample[], mainTid: number, execu
   const chains = samples.some((sample) => sample.callers.length > 0);
   // perf's times are seconds of CLOCK_MONOTONIC (jit-profile records with -k mono), the JIT dump's nanoseconds of it.
   const codeAt = (ip: bigint, time: number) => jit.at(ip, BigInt(Math.round(time * 1e9)));
-  const moduleOf = (load: JitCodeLoad) => (load.source === undefined ? `(${load.name.replace(/^JSC-/, "").split(":")[0] ?? "JIT"} stubs)` : (modules.moduleAt(load.source.file, load.source.line) ?? "(Bun built-in)"));
+  /** "Baseline: upsert": JSC's kind of code and the function's name, without the dump's prefix and hash. */
+  const codeOf = (load: JitCodeLoad) => load.name.replace(/^JSC-/, "").replace(/#\w+$/, "");
+  const groupOf = (load: JitCodeLoad) => (load.source === undefined ? `(${codeOf(load).split(":")[0]} stubs)` : (modules.moduleAt(load.source.file, load.source.line) ?? "(Bun built-in)"));
+  const lineOf = (load: JitCodeLoad) => (load.source === undefined ? undefined : modules.lineAt(load.source.file, load.source.line)?.slice(0, 60));
+  /** A JavaScript function's code caused its own samples, and whatever it called. */
+  const causedByFunction = (load: JitCodeLoad) => {
+    const line = lineOf(load);
+    return { causedBy: groupOf(load), causedByFunction: `${codeOf(load).replace(/^\w+: /, "")}${line === undefined ? "" : `: \`${line.replaceAll("`", "'")}\``}` };
+  };
   /**
-   * The module of the nearest JavaScript function among `frames`: JIT code
-   * made for a function of a source file. Stubs and thunks (inline caches,
-   * the trampolines into native functions) are passed over: they run for
-   * whichever function called them, further down the stack.
+   * What caused a sample whose own frame is not a JavaScript function's:
+   * the nearest one among `callers`. Stubs and thunks (inline caches, the
+   * trampolines into native functions) are passed over: they run for
+   * whichever function called them, further down the stack; `stubs` is the
+   * sampled stub's kind, the answer when no JavaScript function is found.
    */
-  const causeAmong = (frames: readonly PerfFrame[], time: number): { causedBy: string; causedByFunction?: string } => {
-    let stubs: string | undefined;
-    for (const frame of frames) {
+  const causeAmong = (callers: readonly PerfFrame[], time: number, stubs?: string): { causedBy: string; causedByFunction?: string } => {
+    for (const frame of callers) {
       if (placeOf(frame.dso, executable) !== "jit") continue;
       const load = codeAt(frame.ip, time);
       if (load === undefined) return { causedBy: "(no JIT dump record)" };
-      if (load.source !== undefined) {
-        const line = modules.lineAt(load.source.file, load.source.line)?.slice(0, 60);
-        const name = load.name.replace(/^JSC-\w+: /, "").replace(/#\w+$/, "");
-        return { causedBy: moduleOf(load), causedByFunction: `${name}${line === undefined ? "" : `: \`${line.replaceAll("`", "'")}\``}` };
-      }
-      stubs ??= moduleOf(load);
+      if (load.source !== undefined) return causedByFunction(load);
+      stubs ??= groupOf(load);
     }
     return { causedBy: stubs ?? "(no JavaScript on the stack)" };
   };
@@ -140,20 +146,19 @@ export function attribute(samples: readonly PerfSample[], mainTid: number, execu
   for (const sample of samples) {
     if (sample.tid !== mainTid) continue;
     const place = placeOf(sample.dso, executable);
-    const caused = chains || place === "jit" ? causeAmong([sample, ...sample.callers], sample.time) : {};
     if (place !== "jit") {
-      attributed.push({ time: sample.time, place, ...caused });
+      attributed.push({ time: sample.time, place, ...(chains ? causeAmong(sample.callers, sample.time) : {}) });
       continue;
     }
     const load = codeAt(sample.ip, sample.time);
     if (load === undefined) {
-      attributed.push({ time: sample.time, place, code: "(no JIT dump record)", ...caused });
+      attributed.push({ time: sample.time, place, code: "(no JIT dump record)", causedBy: "(no JIT dump record)" });
       continue;
     }
-    const code = load.name.replace(/^JSC-/, "").replace(/#\w+$/, "");
-    const module = load.source === undefined ? undefined : (modules.moduleAt(load.source.file, load.source.line) ?? "(Bun built-in)");
-    const line = load.source === undefined ? undefined : modules.lineAt(load.source.file, load.source.line)?.slice(0, 60);
-    attributed.push({ time: sample.time, place, code, ...(module === undefined ? {} : { module }), ...(line === undefined ? {} : { line }), ...caused });
+    const group = groupOf(load);
+    const line = lineOf(load);
+    const caused = load.source !== undefined ? causedByFunction(load) : causeAmong(sample.callers, sample.time, group);
+    attributed.push({ time: sample.time, place, code: codeOf(load), ...(load.source === undefined ? {} : { module: group }), group, ...(line === undefined ? {} : { line }), ...caused });
   }
   return attributed;
 }

@@ -146,6 +146,10 @@ describe("perf's samples", () => {
     "\t         1d4a6d6 (/tmp/p/ours)",
     "\t            2010 (/tmp/perf-21570.map)",
     "\t            1310 (/tmp/perf-21570.map)",
+    "",
+    "ours 21570  1444.800000: ",
+    "\t            2010 (/tmp/perf-21570.map)",
+    "\t            1010 (/tmp/perf-21570.map)",
   ].join("\n");
 
   test("with call chains (perf record -g), each sample is its first frame and the frames below it, innermost first", () => {
@@ -156,6 +160,7 @@ describe("perf's samples", () => {
       ["ours", 21570, 0xffffffff8226ee21n, [0x1c08d4cn]],
       ["ours", 21570, 0x1110n, [0x1010n]],
       ["ours", 21570, 0x1d4a6d6n, [0x2010n, 0x1310n]],
+      ["ours", 21570, 0x2010n, [0x1010n]],
     ]);
   });
 
@@ -166,7 +171,10 @@ describe("perf's samples", () => {
       ["kernel", "(no JavaScript on the stack)"],
       ["jit", "src/log/logger.ts"],
       ["runtime", "(Bun built-in)"],
+      ["jit", "src/kube/store.ts"],
     ]);
+    // JIT code is grouped by its own module, a stub by its kind, whoever caused it.
+    expect(attributed.filter((s) => s.place === "jit").map((s) => s.group)).toEqual(["src/log/logger.ts", "(InlineCache stubs)"]);
   });
 
   test("a sample is in the runtime, the kernel, JIT code or a library by its mapping", () => {
