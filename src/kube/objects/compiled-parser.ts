@@ -123,8 +123,7 @@ export function compileParser<S extends v.GenericSchema>(schema: S): CompiledPar
       const value = fresh("value");
       const parsed = fresh("parsed");
       // As valibot: a key the input lacks is left out, unless its optional has a default.
-      const read = optional && entry.default !== undefined ? `${name} in ${input} ? ${input}[${name}] : undefined` : `${input}[${name}]`;
-      const present = `const ${value} = ${read}; let ${parsed}; ${emit(entry, value, parsed)} ${object}[${name}] = ${parsed};`;
+      const present = `const ${value} = ${input}[${name}]; let ${parsed}; ${emit(entry, value, parsed)} ${object}[${name}] = ${parsed};`;
       if (optional && entry.default !== undefined) code += ` { ${present} }`;
       else if (optional) code += ` if (${name} in ${input}) { ${present} }`;
       else code += ` if (!(${name} in ${input})) return notParsed; { ${present} }`;
