@@ -26,27 +26,40 @@ class ListWatchedMap<T extends Named> {
     private readonly path: string,
   ) {}
 
-  /** sync lists the kind, fills the Map and starts the watch (watched again whenever the server ends it); resolves once listed. */
+  /**
+   * sync lists the kind and starts the watch from the list's version; it
+   * resolves once listed. A watch the server ends is started again from the
+   * last version seen (bookmarks keep it fresh while nothing changes); one
+   * that fails, or ends with an ERROR event (410 Expired once etcd has
+   * compacted that version), lists again first, as any reflector does.
+   */
   async sync(): Promise<void> {
-    const list = (await (await apiFetch(this.target, this.path)).json()) as { metadata: { resourceVersion: string }; items: T[] };
-    for (const item of list.items) this.items.set(item.metadata.name, item);
-    let from = list.metadata.resourceVersion;
+    let from = await this.list();
     const onEvent = (type: string, object: T) => {
-      if (type === "BOOKMARK" || type === "ERROR") return;
+      if (type === "ERROR") throw new Error(`watch of ${this.path}: ${JSON.stringify(object)}`);
       from = object.metadata.resourceVersion ?? from;
       if (type === "DELETED") this.items.delete(object.metadata.name);
-      else this.items.set(object.metadata.name, object);
+      else if (type !== "BOOKMARK") this.items.set(object.metadata.name, object);
     };
     void (async () => {
       for (;;) {
         try {
-          await watchEvents(this.target, `${this.path}?watch=1&resourceVersion=${from}`, onEvent);
+          await watchEvents(this.target, `${this.path}?watch=1&allowWatchBookmarks=true&resourceVersion=${from}`, onEvent);
         } catch (e: unknown) {
-          process.stderr.write(`floor: watch of ${this.path}: ${e instanceof Error ? e.message : String(e)}\n`);
+          process.stderr.write(`floor: watch of ${this.path}: ${e instanceof Error ? e.message : String(e)}; listing again\n`);
           await Bun.sleep(1000);
+          from = await this.list().catch(() => from);
         }
       }
     })();
+  }
+
+  /** list replaces the Map's contents with a list of the kind, and returns the list's resourceVersion. */
+  private async list(): Promise<string> {
+    const list = (await (await apiFetch(this.target, this.path)).json()) as { metadata: { resourceVersion: string }; items: T[] };
+    this.items.clear();
+    for (const item of list.items) this.items.set(item.metadata.name, item);
+    return list.metadata.resourceVersion;
   }
 }
 
