@@ -2,8 +2,8 @@
  * test runs everything that must hold before a change lands, in the order
  * that fails fastest: types (checked beside the next steps), generated
  * code, the Go-built test ground, the binary, unit tests, then end-to-end
- * tests of that binary against a real kube-apiserver and real CSI drivers. `bun run test` is the one test
- * command; .ci/run calls it too.
+ * tests of that binary against a real kube-apiserver and real CSI drivers.
+ * `bun run test` is the one test command; .ci/run calls it too.
  *
  * Test timeouts are passed here because bunfig.toml's are ignored
  * (oven-sh/bun#7789). It closes with a "N passed, N failed" line.
