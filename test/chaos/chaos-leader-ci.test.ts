@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import type { DriverKind } from "./invariants";
+import { driverKinds } from "./invariants";
 import { runChaos } from "./run-chaos";
 
 /**
@@ -20,9 +20,9 @@ import { runChaos } from "./run-chaos";
  *
  * It runs once per driver kind: a blind driver (no
  * LIST_VOLUMES_PUBLISHED_NODES, so a restart or leader change recovers
- * nothing) and a listing one (the reconciler runs every 10 s).
+ * nothing) and a listing one (the reconciler runs every 10 s); scripts/test.ts
+ * runs each kind in a bun test process of its own, by this title.
  */
-const driverKinds: readonly DriverKind[] = ["blind", "listing"];
 
 describe.each(driverKinds)("chaos with leader election and a %s driver", (driverKind) => {
   it("keeps every promise with two leader-election replicas whose leader is the one killed, alone and together with other faults, while 100 VAs churn", async () => {

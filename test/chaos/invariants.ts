@@ -46,7 +46,8 @@ export interface AttacherEnd {
  * published, as aws-ebs or longhorn; "listing" also has LIST_VOLUMES and
  * LIST_VOLUMES_PUBLISHED_NODES, so the attacher's reconciler runs.
  */
-export type DriverKind = "blind" | "listing";
+export const driverKinds = ["blind", "listing"] as const;
+export type DriverKind = (typeof driverKinds)[number];
 
 /** CallCounts is what the attacher cost the driver in a run, read from the driver's journal. */
 export interface CallCounts {
