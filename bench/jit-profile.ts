@@ -197,16 +197,15 @@ function report(ours: Profiled, floor: Profiled): string {
   for (const thread of new Set([...ours.threads.keys(), ...floor.threads.keys()])) lines.push(`| ${thread} | ${ours.threads.get(thread) ?? 0} | ${floor.threads.get(thread) ?? 0} |`);
   lines.push("", "JSC PerfLog is the JIT dump's writer: the profile's own cost.");
   for (const phase of phaseNames.filter((name) => name !== "start-up")) {
-    const byModule = [ours, floor].map((p) => tally(p.samples, (s) => (phaseOf(p.phases, s.time) === phase && s.place === "jit" ? (s.group ?? s.code) : undefined)));
-    const [o, f] = byModule as [Map<string, number>, Map<string, number>];
-    const rows = [...new Set([...o.keys(), ...f.keys()])].map((module) => ({ module, ours: o.get(module) ?? 0, floor: f.get(module) ?? 0 })).sort((a, b) => Math.max(b.ours, b.floor) - Math.max(a.ours, a.floor));
-    lines.push("", `## JIT code by source module, ${phase} (ms per VA; top ${top})`, "", "| module | ours | floor | ours - floor |", "|---|---:|---:|---:|");
-    for (const row of rows.slice(0, top)) lines.push(`| ${row.module} | ${msPerVa(row.ours, vasIn(phase)).toFixed(4)} | ${msPerVa(row.floor, vasIn(phase)).toFixed(4)} | ${msPerVa(row.ours - row.floor, vasIn(phase)).toFixed(4)} |`);
-    const byCause = [ours, floor].map((p) => tally(p.samples, (s) => (phaseOf(p.phases, s.time) === phase ? s.causedBy : undefined)));
-    const [oc, fc] = byCause as [Map<string, number>, Map<string, number>];
-    const causes = [...new Set([...oc.keys(), ...fc.keys()])].map((module) => ({ module, ours: oc.get(module) ?? 0, floor: fc.get(module) ?? 0 })).sort((a, b) => Math.max(b.ours, b.floor) - Math.max(a.ours, a.floor));
-    lines.push("", `## Everything on the main thread by the JavaScript that caused it, ${phase} (ms per VA; top ${top})`, "", "JIT code counts for its own module; the runtime's and the kernel's samples for the module of the nearest JIT frame on their stack (the collector for the function that allocated, a built-in for its caller).", "", "| module | ours | floor | ours - floor |", "|---|---:|---:|---:|");
-    for (const row of causes.slice(0, top)) lines.push(`| ${row.module} | ${msPerVa(row.ours, vasIn(phase)).toFixed(4)} | ${msPerVa(row.floor, vasIn(phase)).toFixed(4)} | ${msPerVa(row.ours - row.floor, vasIn(phase)).toFixed(4)} |`);
+    /** moduleTable is ours beside the floor by `key` over this phase's samples, largest first, as table rows in ms per VA. */
+    const moduleTable = (key: (s: AttributedSample) => string | undefined): string[] => {
+      const [o, f] = [ours, floor].map((p) => tally(p.samples, (s) => (phaseOf(p.phases, s.time) === phase ? key(s) : undefined))) as [Map<string, number>, Map<string, number>];
+      const rows = [...new Set([...o.keys(), ...f.keys()])].map((module) => ({ module, ours: o.get(module) ?? 0, floor: f.get(module) ?? 0 })).sort((a, b) => Math.max(b.ours, b.floor) - Math.max(a.ours, a.floor));
+      const ms = (count: number) => msPerVa(count, vasIn(phase)).toFixed(4);
+      return ["| module | ours | floor | ours - floor |", "|---|---:|---:|---:|", ...rows.slice(0, top).map((row) => `| ${row.module} | ${ms(row.ours)} | ${ms(row.floor)} | ${ms(row.ours - row.floor)} |`)];
+    };
+    lines.push("", `## JIT code by source module, ${phase} (ms per VA; top ${top})`, "", ...moduleTable((s) => (s.place === "jit" ? (s.group ?? s.code) : undefined)));
+    lines.push("", `## Everything on the main thread by the JavaScript that caused it, ${phase} (ms per VA; top ${top})`, "", "JIT code counts for its own module; the runtime's and the kernel's samples for the module of the nearest JIT frame on their stack (the collector for the function that allocated, a built-in for its caller).", "", ...moduleTable((s) => s.causedBy));
     const byCausingFunction = tally(ours.samples, (s) => (phaseOf(ours.phases, s.time) === phase && s.causedByFunction !== undefined ? `${s.causedByFunction} (${s.causedBy})` : undefined));
     lines.push("", `Ours' functions by everything they caused, ${phase} (ms per VA: their JIT code and the native work called from it):`, "");
     for (const [fn, count] of [...byCausingFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`- ${msPerVa(count, vasIn(phase)).toFixed(4)} ${fn}`);
