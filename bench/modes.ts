@@ -35,8 +35,8 @@ export interface Mode {
   readonly scale?: ScaleParams;
   /** One cell per N: the smallest memory limit that holds N VAs. */
   readonly containerLimit?: readonly ContainerLimitParams[];
-  /** Ours, Go and the bare floor client: idle memory, then one cycle of N VAs. */
-  readonly floor?: ThroughputParams;
+  /** Ours, Go and the bare floor client: idle memory, then one cycle of N VAs; one cell per worker count. */
+  readonly floor?: readonly ThroughputParams[];
   readonly pods?: PodsParams;
   /** A Prometheus scrapes both attachers through the throughput scenario; the report draws the dashboard's main panels over it. */
   readonly dashboardPanels?: boolean;
@@ -88,7 +88,11 @@ export const modes: Record<ModeName, Mode> = {
     scale: defaultScale,
     // 30: an edge or k3s cluster's size (issue 24); 300 and 1,000 beyond it.
     containerLimit: [containerLimitCell(30), containerLimitCell(300), containerLimitCell(1000)],
-    floor: { volumes: 1000, workers: 10, ...highLimits },
+    // Both worker counts of the throughput cells: issue 36 holds ours/floor to a bound at each.
+    floor: [
+      { volumes: 1000, workers: 10, ...highLimits },
+      { volumes: 1000, workers: 100, ...highLimits },
+    ],
     pods: { pods: 200, workers: 10, ...highLimits, ...controllerLimits },
     dashboardPanels: true,
   },
@@ -104,7 +108,7 @@ export const modes: Record<ModeName, Mode> = {
     // No fairness run: it would push quick past three minutes on a busy machine.
     latency: { perSecond: 20, seconds: 5, workers: 10, ...highLimits },
     containerLimit: [{ volumes: 100, workers: 10, stepMiB: 16, ...highLimits }],
-    floor: { volumes: 200, workers: 10, ...highLimits },
+    floor: [{ volumes: 200, workers: 10, ...highLimits }],
     pods: { pods: 50, workers: 10, ...highLimits, ...controllerLimits },
     dashboardPanels: true,
   },
@@ -117,7 +121,7 @@ export const modes: Record<ModeName, Mode> = {
     latency: { perSecond: 10, seconds: 1, workers: 10, ...highLimits },
     fairness: { backlog: 4, slowMs: 200, workers: 2, ...highLimits },
     containerLimit: [{ volumes: 10, workers: 10, stepMiB: 32, ...highLimits }],
-    floor: { volumes: 10, workers: 10, ...highLimits },
+    floor: [{ volumes: 10, workers: 10, ...highLimits }],
     pods: { pods: 4, workers: 10, ...highLimits, ...controllerLimits },
     // No Prometheus: its start and the panels' queries would add seconds to CI's run.
   },

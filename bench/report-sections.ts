@@ -90,21 +90,24 @@ function floorApiNote(): string {
 
 async function floorSection(run: BenchRun): Promise<void> {
   const { ctx, floor } = run;
-  const params = run.mode.floor;
-  if (!run.wanted("floor") || params === undefined || floor === undefined) return;
+  const cells = run.mode.floor;
+  if (!run.wanted("floor") || cells === undefined || floor === undefined) return;
   const loadOnly = floor.loadOnly;
-  await run.runScenario(
-    "floor",
-    `Bun's floor: idle, then ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
-    { ...params },
-    withGcMetrics(floorMetrics),
-    [
-      "floor = bench/floor/bare-attacher.ts (the same API writes and CSI calls per VA, a GET of the PV and CSINode per VA instead of caches, no queue); load-only = bench/floor/load-only.ts",
-      floorApiNote(),
-    ],
-    (b, r) => runFloorScenario(ctx, b, r, params, loadOnly),
-    { withFloor: true },
-  );
+  for (const [index, params] of cells.entries()) {
+    // The first cell keeps the id "floor", so earlier reports compare with it.
+    await run.runScenario(
+      index === 0 ? "floor" : `floor-w${params.workers}`,
+      `Bun's floor: idle, then ${params.volumes} VAs, ${params.workers} workers, qps ${params.qps}/burst ${params.burst}`,
+      { ...params },
+      withGcMetrics(floorMetrics),
+      [
+        "floor = bench/floor/bare-attacher.ts (the same API writes and CSI calls per VA, a GET of the PV and CSINode per VA instead of caches, no queue); load-only = bench/floor/load-only.ts",
+        floorApiNote(),
+      ],
+      (b, r) => runFloorScenario(ctx, b, r, params, loadOnly),
+      { withFloor: true },
+    );
+  }
 }
 
 /**
