@@ -20,24 +20,27 @@ export const glanceTableMarkers = { start: "<!-- glance:start (bun run readme:fl
 export const ratioTableMarkers = { start: "<!-- ratios:start (bun run readme:flags) -->", end: "<!-- ratios:end -->" } as const;
 
 /**
- * The reports the figures come from: the quiet run of 2026-11-28 12:43
- * (issue 36, the binary whose API requests and driver calls both run on
- * our own HTTP/2 client, and which no longer sends a detached status patch
- * that could only answer 404), its cold starts on fresh grounds, and the
- * 100,000-volume run of 09:10 (the same stack, before that fix), all as
- * the binary shipped (DFG and FTL off, Bun's GC timer off).
+ * The reports the figures come from: the quiet run of 2026-11-29 05:48
+ * (issue 36: the binary whose API requests and driver calls both run on
+ * our own HTTP/2 client, with the cache's compiled parser; the floor at 10
+ * and at 100 workers), its cold starts on fresh grounds, and the
+ * 100,000-volume run of 2026-11-28 09:10 (the same HTTP/2 stack, before the
+ * later levers), all as the binary shipped (DFG and FTL off, Bun's GC timer
+ * off).
  */
 export const reports = {
   /** The full run: every scenario but scale; the container limits on a cluster holding only the N volumes. */
-  full: "2026-11-28T1243",
+  full: "2026-11-29T0548",
   /** 100,000 volumes, one round, the same stack. */
   edge: "2026-11-28T0910-scale-100k-h2",
   /** Cold start with 100 VAs waiting on a fresh ground, the floor beside ours and Go. */
-  cold100: "2026-11-28T1326-cold-start-floor-100",
+  cold100: "2026-11-29T0621-cold-start-floor-100",
   /** The same with 300 VAs waiting. */
-  cold300: "2026-11-28T1326-cold-start-floor-300",
+  cold300: "2026-11-29T0621-cold-start-floor-300",
   /** 300 VAs waiting again, on another fresh ground. */
-  cold300again: "2026-11-28T1327-cold-start-floor-300-again",
+  cold300again: "2026-11-29T0622-cold-start-floor-300-again",
+  /** 100 VAs waiting, ours with the image's runtime options in its environment, as in a container: no re-exec. */
+  coldImage: "2026-11-29T0622-cold-start-image-env",
 } as const;
 
 /** ReportName names one of the reports above. */
@@ -238,11 +241,13 @@ const fullRows: readonly RatioRow[] = [
   { label: "200 Pods through kube-controller-manager: attached / CPU per 1,000 / peak RSS", report: "full", against: "go", cells: cells("pods", "attachSeconds", "cpuSecondsPer1000", "peakRssMiB") },
   { label: "cold start, 100 VAs waiting, full run: to ready / first attach / all attached", report: "full", against: "go", cells: cells("cold-start", "readyMs", "firstAttachedMs", "allAttachedMs") },
   coldStart,
+  { label: "the same in the image's environment (runtime options set, no re-exec)", report: "coldImage", against: "go", cells: cells("cold-start", "readyMs", "firstAttachedMs", "allAttachedMs") },
   { label: "CPU of 300 waiting VAs attached and detached, start-up included", report: "cold300", against: "go", cells: cells("cold-start", "cycleCpuS") },
   { label: "the same on another fresh ground", report: "cold300again", against: "go", cells: cells("cold-start", "cycleCpuS") },
   { label: "100,000 volumes: exec to ready / relist after 410 Gone / all attached", report: "edge", against: "go", cells: cells("scale-n100000", "readyMs", "relistMs", "allAttachedMs") },
   { label: "100,000 volumes: settled RSS / peak RSS / CPU of the whole run", report: "edge", against: "go", cells: cells("scale-n100000", "rssSettledMiB", "hwmMiB", "cpuTotalS") },
-  { label: "floor scenario, 1,000 VAs, 10 workers: CPU per 1,000 cycles / peak RSS", report: "full", against: "floor", cells: cells("floor", "cpuSecondsPer1000", "peakRssMiB") },
+  { label: "floor scenario, 1,000 VAs, 10 / 100 workers: CPU per 1,000 cycles", report: "full", against: "floor", cells: [...cells("floor", "cpuSecondsPer1000"), ...cells("floor-w100", "cpuSecondsPer1000")] },
+  { label: "floor scenario, 1,000 VAs, 10 / 100 workers: peak RSS", report: "full", against: "floor", cells: [...cells("floor", "peakRssMiB"), ...cells("floor-w100", "peakRssMiB")] },
   { label: "smallest memory limit, 30 / 300 / 1,000 VAs, the cluster holding only them", report: "full", against: "floor", cells: cells("container-limit-n30", "smallestLimitMiB").concat(cells("container-limit-n300", "smallestLimitMiB"), cells("container-limit-n1000", "smallestLimitMiB")) },
   { label: "cold start, 100 VAs waiting: to ready / first attach / all attached", report: "cold100", against: "floor", cells: cells("cold-start", "readyMs", "firstAttachedMs", "allAttachedMs") },
   { label: "CPU of 300 waiting VAs attached and detached, start-up included", report: "cold300", against: "floor", cells: cells("cold-start", "cycleCpuS") },
