@@ -33,6 +33,8 @@ export const reports = {
   full: "2026-11-29T0548",
   /** 100,000 volumes, one round, the same stack. */
   edge: "2026-11-28T0910-scale-100k-h2",
+  /** 10,000 volumes (+ 10,000 of other drivers), one round, the binary of the full run. */
+  scale10k: "2026-11-29T0630-scale-10k",
   /** Cold start with 100 VAs waiting on a fresh ground, the floor beside ours and Go. */
   cold100: "2026-11-29T0621-cold-start-floor-100",
   /** The same with 300 VAs waiting. */
@@ -115,7 +117,7 @@ const memoryRows: readonly MemoryRow[] = [
   { label: "300", basis: "limit walk", report: "full", scenario: "container-limit-n300" },
   { label: "1,000", basis: "limit walk", report: "full", scenario: "container-limit-n1000" },
   { label: "3,000", basis: "extrapolated", volumeAttachments: 3000 },
-  { label: "10,000", basis: "extrapolated", volumeAttachments: 10000 },
+  { label: "10,000 (+ 10,000 PVs of other drivers)", basis: "peak RSS", report: "scale10k", scenario: "scale-n10000" },
   { label: "100,000 (+ 10,000 PVs of other drivers)", basis: "peak RSS", report: "edge", scenario: "scale-n100000" },
 ];
 
