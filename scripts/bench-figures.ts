@@ -33,7 +33,7 @@ export const reports = {
   full: "2026-11-29T0548",
   /** 100,000 volumes, one round, the same stack. */
   edge: "2026-11-28T0910-scale-100k-h2",
-  /** 10,000 volumes (+ 10,000 of other drivers), one round, the binary of the full run. */
+  /** 10,000 volumes (+ 10,000 of other drivers), one round, a binary of the full run's src/ (built at ecd2259, the tree holding docs edits only). */
   scale10k: "2026-11-29T0630-scale-10k",
   /** Cold start with 100 VAs waiting on a fresh ground, the floor beside ours and Go. */
   cold100: "2026-11-29T0621-cold-start-floor-100",
