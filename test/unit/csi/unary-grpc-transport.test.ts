@@ -1,9 +1,11 @@
 import { describe, expect, it } from "bun:test";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { requestHeader } from "@connectrpc/connect/protocol-grpc";
 import { Identity, ProbeResponseSchema } from "../../../gen/csi/v1/csi_pb";
 import { ErrorCode, Flag, frame, FrameType, u32Payload } from "../../../src/http2/frames";
 import { encodeHeaderBlock } from "../../../src/http2/hpack-encoder";
+import { HpackDecoder } from "../../../src/http2/hpack-decoder";
 import { createUnaryGrpcTransport } from "../../../src/csi/unary-grpc-transport";
 import { PeerSocket } from "../http2/peer-socket";
 
@@ -69,5 +71,139 @@ describe("the unary gRPC transport, on a scripted driver", () => {
   it("fails a call the driver resets with the reset's code, going away or not", async () => {
     const seen = await probeOver((socket) => socket.answer(goAway(1), frame(FrameType.rstStream, 0, 1, u32Payload(ErrorCode.cancel))));
     expect(seen).toEqual({ code: 1, message: "http/2 stream closed with error code CANCEL (0x8)" });
+  });
+});
+
+/** okAnswer is a driver's plain success to stream 1: a ProbeResponse, with `extraHeader` among the headers and `extraTrailer` among the trailers. */
+function okAnswer(extraHeader: [string, string][] = [], extraTrailer: [string, string][] = []): Buffer[] {
+  const message = toBinary(ProbeResponseSchema, create(ProbeResponseSchema, { ready: true }));
+  const envelope = Buffer.alloc(5 + message.length);
+  envelope.writeUInt32BE(message.length, 1);
+  envelope.set(message, 5);
+  return [
+    headers([[":status", "200"], ["content-type", "application/grpc"], ...extraHeader], 0),
+    frame(FrameType.data, 0, 1, envelope),
+    headers([["grpc-status", "0"], ...extraTrailer], Flag.endStream),
+  ];
+}
+
+/** sentHeaderFields is the header block of the first stream the transport opened on `socket`, pseudo-headers left out. */
+function sentHeaderFields(socket: PeerSocket): [string, string][] {
+  const block = socket.framesOf(FrameType.headers)[0];
+  if (block === undefined) throw new Error("the transport sent no HEADERS frame");
+  return new HpackDecoder(4096).decode(block.payload).filter(([name]) => !name.startsWith(":")) as [string, string][];
+}
+
+function fieldsOf(headers: Headers): [string, string][] {
+  return [...headers] as [string, string][];
+}
+
+describe("the unary gRPC transport's requests and answers, made only as far as they are read", () => {
+  it("sends the header fields connect-node's requestHeader makes for the call's deadline when no interceptor reads them", async () => {
+    const socket = new PeerSocket();
+    const transport = createUnaryGrpcTransport({ createConnection: () => socket });
+    const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
+    socket.emit("connect");
+    await turn();
+    socket.answer(...okAnswer());
+    await call;
+    expect(sentHeaderFields(socket)).toEqual(fieldsOf(requestHeader(true, 5_000, undefined)));
+  });
+
+  it("sends the header an interceptor set, and the caller's own headers", async () => {
+    const socket = new PeerSocket();
+    const setter: Interceptor = (next) => (req) => {
+      req.header.set("x-traced", "yes");
+      return next(req);
+    };
+    const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors: [setter] });
+    const call = transport.unary(Identity.method.probe, undefined, 5_000, { "x-caller": "me" }, {});
+    socket.emit("connect");
+    await turn();
+    socket.answer(...okAnswer());
+    await call;
+    const expected = requestHeader(true, 5_000, { "x-caller": "me" });
+    expected.set("x-traced", "yes");
+    expect(sentHeaderFields(socket)).toEqual(fieldsOf(expected));
+  });
+
+  it("sends the headers of a copy an interceptor made with headers of its own", async () => {
+    const socket = new PeerSocket();
+    const replacer: Interceptor = (next) => (req) => next({ ...req, header: new Headers({ "x-only": "this" }) });
+    const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors: [replacer] });
+    const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
+    socket.emit("connect");
+    await turn();
+    socket.answer(...okAnswer());
+    await call;
+    expect(sentHeaderFields(socket)).toEqual([["x-only", "this"]]);
+  });
+
+  it("answers a plain success's header and trailer with what the driver sent, when read", async () => {
+    const socket = new PeerSocket();
+    const transport = createUnaryGrpcTransport({ createConnection: () => socket });
+    const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
+    socket.emit("connect");
+    await turn();
+    socket.answer(...okAnswer([["x-driver", "a"]], [["x-trailing", "b"]]));
+    const res = await call;
+    expect(res.message.ready).toBe(true);
+    expect(fieldsOf(res.header)).toEqual([["content-type", "application/grpc"], ["x-driver", "a"]]);
+    expect(fieldsOf(res.trailer)).toEqual([["grpc-status", "0"], ["x-trailing", "b"]]);
+  });
+
+  it("fails a success whose headers say another encoding as connect-node does, not as a plain success", async () => {
+    const seen = await probeOver((socket) => socket.answer(...okAnswer([["grpc-encoding", "gzip"]])));
+    expect(seen).toEqual({ code: Code.Internal, message: 'unsupported response encoding "gzip"' });
+  });
+
+  it("cancels a call past its deadline as DeadlineExceeded and resets its stream, also when an interceptor copied the request", async () => {
+    for (const copying of [false, true]) {
+      const socket = new PeerSocket();
+      const copier: Interceptor = (next) => (req) => next({ ...req });
+      const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors: copying ? [copier] : [] });
+      const call = transport.unary(Identity.method.probe, undefined, 20, undefined, {});
+      socket.emit("connect");
+      const error = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ConnectError);
+      expect({ code: (error as ConnectError).code, message: (error as ConnectError).rawMessage }).toEqual({ code: Code.DeadlineExceeded, message: "the operation timed out" });
+      await turn();
+      const resets = socket.framesOf(FrameType.rstStream);
+      expect(resets.map((f) => [f.streamId, f.payload.readUInt32BE(0)])).toEqual([[1, ErrorCode.cancel]]);
+    }
+  });
+
+  it("cancels a call when the caller's signal aborts, with its reason, and resets its stream", async () => {
+    const socket = new PeerSocket();
+    const transport = createUnaryGrpcTransport({ createConnection: () => socket });
+    const caller = new AbortController();
+    const call = transport.unary(Identity.method.probe, caller.signal, 5_000, undefined, {});
+    socket.emit("connect");
+    await turn();
+    caller.abort(new Error("shutting down"));
+    const error = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ConnectError);
+    expect({ code: (error as ConnectError).code, message: (error as ConnectError).rawMessage }).toEqual({ code: Code.Canceled, message: "shutting down" });
+    await turn();
+    expect(socket.framesOf(FrameType.rstStream).map((f) => f.payload.readUInt32BE(0))).toEqual([ErrorCode.cancel]);
+  });
+
+  it("fails a call whose caller's signal was aborted before it started, sending nothing", async () => {
+    const socket = new PeerSocket();
+    const transport = createUnaryGrpcTransport({ createConnection: () => socket });
+    const caller = new AbortController();
+    caller.abort(new Error("already gone"));
+    const error = await transport.unary(Identity.method.probe, caller.signal, 5_000, undefined, {}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect({ code: (error as ConnectError).code, message: (error as ConnectError).rawMessage }).toEqual({ code: Code.Canceled, message: "already gone" });
+    expect(socket.framesOf(FrameType.headers)).toEqual([]);
   });
 });
