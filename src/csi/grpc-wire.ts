@@ -1,4 +1,4 @@
-import { fromBinary, toBinary, type DescMessage, type DescMethodUnary, type DescService, type MessageShape } from "@bufbuild/protobuf";
+import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { grpcStatusOk, parseContentType, validateResponse, validateTrailer } from "@connectrpc/connect/protocol-grpc";
 import type { HeaderRecord } from "../http2/client-session";
@@ -61,7 +61,7 @@ export function readAnswer<I extends DescMessage, O extends DescMessage>(req: Un
     // body is read here; a body they would fail on is read again below, to
     // fail in their order and words.
     const message = messageOf(req.method.output, bodyOf(chunks));
-    if (message !== undefined) return new AnsweredCall(req, message, receivedHeaders, receivedTrailers);
+    if (message !== undefined) return plainAnswer(req, message, receivedHeaders, receivedTrailers);
   }
   const header = webHeaders(receivedHeaders);
   const trailer = receivedTrailers === undefined ? new Headers() : webHeaders(receivedTrailers);
@@ -144,37 +144,30 @@ function allLowercase(record: HeaderRecord): boolean {
 }
 
 /**
- * AnsweredCall is a plain success's response, whose `header` and `trailer`
+ * plainAnswer is a plain success's response, whose `header` and `trailer`
  * (fetch Headers, native objects JSC frees only by a sweep) are made the
  * first time something reads them: the attacher's own interceptors and
- * client read only the message (why: src/csi/unary-call.ts).
+ * client read only the message (why: src/csi/unary-call.ts). They are
+ * getters of the object's own, so that a copy an interceptor makes
+ * (`{ ...res, message }`) reads them as it copies.
  */
-class AnsweredCall<I extends DescMessage, O extends DescMessage> implements UnaryResponse<I, O> {
-  readonly stream = false;
-  readonly service: DescService;
-  readonly method: DescMethodUnary<I, O>;
-  private madeHeader: Headers | undefined;
-  private madeTrailer: Headers | undefined;
-
-  constructor(
-    req: UnaryRequest<I, O>,
-    readonly message: MessageShape<O>,
-    private readonly receivedHeaders: HeaderRecord,
-    private readonly receivedTrailers: HeaderRecord,
-  ) {
-    this.service = req.method.parent;
-    this.method = req.method;
-  }
-
-  get header(): Headers {
-    this.madeHeader ??= webHeaders(this.receivedHeaders);
-    return this.madeHeader;
-  }
-
-  get trailer(): Headers {
-    this.madeTrailer ??= webHeaders(this.receivedTrailers);
-    return this.madeTrailer;
-  }
+function plainAnswer<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>, message: MessageShape<O>, receivedHeaders: HeaderRecord, receivedTrailers: HeaderRecord): UnaryResponse<I, O> {
+  let header: Headers | undefined;
+  let trailer: Headers | undefined;
+  return {
+    stream: false,
+    service: req.method.parent,
+    method: req.method,
+    message,
+    get header(): Headers {
+      header ??= webHeaders(receivedHeaders);
+      return header;
+    },
+    get trailer(): Headers {
+      trailer ??= webHeaders(receivedTrailers);
+      return trailer;
+    },
+  };
 }
 
 function parseMessage<O extends DescMessage>(schema: O, bytes: Uint8Array): MessageShape<O> {

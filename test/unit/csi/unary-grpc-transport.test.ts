@@ -152,6 +152,20 @@ describe("the unary gRPC transport's requests and answers, made only as far as t
     expect(fieldsOf(res.trailer)).toEqual([["grpc-status", "0"], ["x-trailing", "b"]]);
   });
 
+  it("answers a plain success's header and trailer through an interceptor that copies the response", async () => {
+    const socket = new PeerSocket();
+    const copier: Interceptor = (next) => async (req) => ({ ...(await next(req)) });
+    const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors: [copier] });
+    const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
+    socket.emit("connect");
+    await turn();
+    socket.answer(...okAnswer([["x-driver", "a"]], [["x-trailing", "b"]]));
+    const res = await call;
+    expect(res.message.ready).toBe(true);
+    expect(fieldsOf(res.header)).toEqual([["content-type", "application/grpc"], ["x-driver", "a"]]);
+    expect(fieldsOf(res.trailer)).toEqual([["grpc-status", "0"], ["x-trailing", "b"]]);
+  });
+
   it("fails a success whose headers say another encoding as connect-node does, not as a plain success", async () => {
     const seen = await probeOver((socket) => socket.answer(...okAnswer([["grpc-encoding", "gzip"]])));
     expect(seen).toEqual({ code: Code.Internal, message: 'unsupported response encoding "gzip"' });
