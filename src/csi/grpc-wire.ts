@@ -1,9 +1,8 @@
 import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
-import { grpcStatusOk, parseContentType, validateResponse, validateTrailer } from "@connectrpc/connect/protocol-grpc";
+import { validateResponse, validateTrailer } from "@connectrpc/connect/protocol-grpc";
 import type { HeaderRecord } from "../http2/client-session";
 import type { HeaderField } from "../http2/hpack-decoder";
-import { callStateOf } from "./unary-call";
 
 // What a unary gRPC call puts on an HTTP/2 stream and how its answer reads
 // back, for createUnaryGrpcTransport: the envelope, the checks of an answer
@@ -24,11 +23,6 @@ export function requestHeaderFields(req: UnaryRequest): HeaderField[] {
     [":authority", "localhost"],
     [":path", path],
   ];
-  const defaults = callStateOf(req)?.defaultHeaderFields();
-  if (defaults !== undefined) {
-    for (const field of defaults) fields.push(field);
-    return fields;
-  }
   req.header.forEach((value, key) => {
     fields.push([key, value]);
   });
@@ -56,13 +50,6 @@ export function encodeEnvelope<I extends DescMessage>(schema: I, message: Messag
  * the trailers, then a status sent in the headers (trailers-only).
  */
 export function readAnswer<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>, receivedHeaders: HeaderRecord, chunks: readonly Buffer[], receivedTrailers: HeaderRecord | undefined): UnaryResponse<I, O> {
-  if (receivedTrailers !== undefined && isPlainSuccess(receivedHeaders, receivedTrailers)) {
-    // None of connect's header checks can fail on this answer, so only the
-    // body is read here; a body they would fail on is read again below, to
-    // fail in their order and words.
-    const message = messageOf(req.method.output, bodyOf(chunks));
-    if (message !== undefined) return plainAnswer(req, message, receivedHeaders, receivedTrailers);
-  }
   const header = webHeaders(receivedHeaders);
   const trailer = receivedTrailers === undefined ? new Headers() : webHeaders(receivedTrailers);
   const { headerError } = validateResponse(Number(receivedHeaders[":status"] ?? 0), header);
@@ -70,28 +57,7 @@ export function readAnswer<I extends DescMessage, O extends DescMessage>(req: Un
   if (encoding !== null && encoding.toLowerCase() !== "identity") {
     throw new ConnectError(`unsupported response encoding "${encoding}"`, Code.Internal, header);
   }
-  const message = messageOf(req.method.output, bodyOf(chunks));
-  validateTrailer(trailer, header);
-  if (message === undefined) {
-    // Trailers-only: the status came in the headers.
-    if (headerError !== undefined) throw headerError;
-    throw new ConnectError("protocol error: missing output message for unary method", trailer.has("grpc-status") ? Code.Unimplemented : Code.Unknown);
-  }
-  if (headerError !== undefined) {
-    throw new ConnectError("protocol error: received output message for unary method with error status", Code.Unknown);
-  }
-  return { stream: false, service: req.method.parent, method: req.method, header, message, trailer };
-}
-
-function bodyOf(chunks: readonly Buffer[]): Buffer {
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-}
-
-/**
- * messageOf reads a unary answer's body: at most one envelope, not
- * compressed, whole; undefined when it holds none.
- */
-function messageOf<O extends DescMessage>(schema: O, body: Buffer): MessageShape<O> | undefined {
+  const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
   let message: MessageShape<O> | undefined;
   let offset = 0;
   while (body.byteLength - offset >= 5) {
@@ -103,71 +69,22 @@ function messageOf<O extends DescMessage>(schema: O, body: Buffer): MessageShape
     if (message !== undefined) {
       throw new ConnectError("protocol error: received extra output message for unary method", Code.Unimplemented);
     }
-    message = parseMessage(schema, body.subarray(offset + 5, offset + 5 + length));
+    message = parseMessage(req.method.output, body.subarray(offset + 5, offset + 5 + length));
     offset += 5 + length;
   }
   if (offset < body.byteLength) {
     throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
   }
-  return message;
-}
-
-/** Header names (lowercase, as HTTP/2 sends them) whose presence takes an answer off the plain path. */
-const statusOrEncodingFields = ["grpc-status", "grpc-status-details-bin", "grpc-message", "grpc-encoding"] as const;
-
-/**
- * isPlainSuccess says whether an answer is one on which connect's checks
- * (validateResponse, the encoding's, validateTrailer) all pass without
- * reading anything but the status: HTTP 200, a gRPC content type, no
- * status or encoding in the headers, and grpc-status 0 alone in the
- * trailers. A field name with a capital letter (a malformed HTTP/2 block,
- * which a Headers object would still read) takes the checked path too.
- */
-function isPlainSuccess(receivedHeaders: HeaderRecord, receivedTrailers: HeaderRecord): boolean {
-  if (receivedHeaders[":status"] !== "200") return false;
-  const contentType = receivedHeaders["content-type"];
-  if (typeof contentType !== "string" || parseContentType(contentType) === undefined) return false;
-  if (receivedTrailers["grpc-status"] !== grpcStatusOk || receivedTrailers["grpc-status-details-bin"] !== undefined) return false;
-  for (const name of statusOrEncodingFields) {
-    if (receivedHeaders[name] !== undefined) return false;
+  validateTrailer(trailer, header);
+  if (message === undefined) {
+    // Trailers-only: the status came in the headers.
+    if (headerError !== undefined) throw headerError;
+    throw new ConnectError("protocol error: missing output message for unary method", trailer.has("grpc-status") ? Code.Unimplemented : Code.Unknown);
   }
-  return allLowercase(receivedHeaders) && allLowercase(receivedTrailers);
-}
-
-const capitalLetter = /[A-Z]/;
-
-function allLowercase(record: HeaderRecord): boolean {
-  for (const name in record) {
-    if (capitalLetter.test(name)) return false;
+  if (headerError !== undefined) {
+    throw new ConnectError("protocol error: received output message for unary method with error status", Code.Unknown);
   }
-  return true;
-}
-
-/**
- * plainAnswer is a plain success's response, whose `header` and `trailer`
- * (fetch Headers, native objects JSC frees only by a sweep) are made the
- * first time something reads them: the attacher's own interceptors and
- * client read only the message (why: src/csi/unary-call.ts). They are
- * getters of the object's own, so that a copy an interceptor makes
- * (`{ ...res, message }`) reads them as it copies.
- */
-function plainAnswer<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>, message: MessageShape<O>, receivedHeaders: HeaderRecord, receivedTrailers: HeaderRecord): UnaryResponse<I, O> {
-  let header: Headers | undefined;
-  let trailer: Headers | undefined;
-  return {
-    stream: false,
-    service: req.method.parent,
-    method: req.method,
-    message,
-    get header(): Headers {
-      header ??= webHeaders(receivedHeaders);
-      return header;
-    },
-    get trailer(): Headers {
-      trailer ??= webHeaders(receivedTrailers);
-      return trailer;
-    },
-  };
+  return { stream: false, service: req.method.parent, method: req.method, header, message, trailer };
 }
 
 function parseMessage<O extends DescMessage>(schema: O, bytes: Uint8Array): MessageShape<O> {

@@ -1,9 +1,8 @@
 import type { Duplex } from "node:stream";
 import { create, type DescMessage, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type ContextValues, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import { requestHeader } from "@connectrpc/connect/protocol-grpc";
 import { connectErrorFromSocket, encodeEnvelope, errorFromResetCode, readAnswer, requestHeaderFields } from "./grpc-wire";
-import { CallDeadlines } from "./call-deadlines";
-import { callStateOf, unaryCall, type UnaryCallState } from "./unary-call";
 import { Http2ClientSession, type ClientStream, type StreamEnd } from "../http2/client-session";
 import { ErrorCode } from "../http2/frames";
 
@@ -46,7 +45,7 @@ const baseUrl = "http://localhost";
  * END_STREAM, written with the other calls of the same turn in one socket
  * write, and its answer is read whole. What a caller sees is
  * connect-node's gRPC transport's: the interceptors, deadlines
- * (`grpc-timeout`, and a local deadline, one timer for all calls, that fails the call as
+ * (`grpc-timeout`, and a local timer that fails the call as
  * DeadlineExceeded), and the same ConnectError codes and messages for
  * every answer, which connect's own protocol-grpc functions check here as
  * they do there (test/e2e/grpc-transport-conformance.test.ts compares the
@@ -62,7 +61,6 @@ const baseUrl = "http://localhost";
 export function createUnaryGrpcTransport(given: UnaryGrpcTransportOptions): Transport {
   const options = resolveUnaryGrpcTransportOptions(given);
   const sessions = new SessionPool(options.createConnection);
-  const deadlines = new CallDeadlines();
   // Chained once, not per call as runUnaryCall does: an interceptor is a
   // wrapper of `next`, and ours keep no state outside the call.
   const send: AnyFn = (req) => (req.stream ? Promise.reject(streamingRefused()) : sessions.call(req));
@@ -78,26 +76,27 @@ export function createUnaryGrpcTransport(given: UnaryGrpcTransportOptions): Tran
     ): Promise<UnaryResponse<I, O>> {
       // connect-node's rule: a timeout of 0 or less means none.
       const deadlineMs = timeoutMs !== undefined && timeoutMs > 0 ? timeoutMs : undefined;
-      const req = unaryCall<I, O>({
+      const { callSignal, cleanUp } = linkCallSignal(signal, deadlineMs);
+      const req: UnaryRequest<I, O> = {
+        stream: false,
+        service: method.parent,
         method,
+        requestMethod: "POST",
         url: `${baseUrl}/${method.parent.typeName}/${method.name}`,
-        message: create(method.input, input),
+        header: requestHeader(true, deadlineMs, header),
         contextValues: contextValues ?? createContextValues(),
-        header,
-        deadlineMs,
-        callerSignal: signal,
-        deadlines,
-      });
-      const state = callStateOf(req) as UnaryCallState;
+        message: create(method.input, input),
+        signal: callSignal,
+      };
       return (call(req) as Promise<UnaryResponse<I, O>>).then(
         (res) => {
-          state.finish();
+          cleanUp();
           return res;
         },
         (reason: unknown) => {
-          state.finish();
-          // runUnaryCall's rule: a cancelled call fails with the cancellation's reason.
-          throw state.cancelled ? ConnectError.from(state.cancelReason, Code.Canceled) : ConnectError.from(reason);
+          cleanUp();
+          // runUnaryCall's rule: an aborted call fails with the abort's reason.
+          throw callSignal.aborted ? ConnectError.from(abortReason(callSignal), Code.Canceled) : ConnectError.from(reason);
         },
       );
     },
@@ -110,11 +109,46 @@ export function createUnaryGrpcTransport(given: UnaryGrpcTransportOptions): Tran
   };
 }
 
+/** CallSignal is one call's own signal, and what to undo once the call has ended. */
+interface CallSignal {
+  readonly callSignal: AbortSignal;
+  /** Stops the deadline's timer and unlinks the caller's signal. */
+  readonly cleanUp: () => void;
+}
+
+/**
+ * linkCallSignal makes the call's signal as runUnaryCall does: aborted by
+ * the deadline (DeadlineExceeded, "the operation timed out") or the
+ * caller's signal. One controller and one timer a call; the caller's
+ * signal is linked only when there is one (the CSI client passes none to
+ * publish).
+ */
+function linkCallSignal(callerSignal: AbortSignal | undefined, deadlineMs: number | undefined): CallSignal {
+  const controller = new AbortController();
+  const timer = deadlineMs === undefined ? undefined : setTimeout(() => controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), deadlineMs);
+  const onCallerAbort = () => controller.abort(callerSignal?.reason);
+  if (callerSignal?.aborted === true) onCallerAbort();
+  else callerSignal?.addEventListener("abort", onCallerAbort);
+  const cleanUp = () => {
+    clearTimeout(timer);
+    callerSignal?.removeEventListener("abort", onCallerAbort);
+  };
+  return { callSignal: controller.signal, cleanUp };
+}
+
 /** A call as interceptors wrap it. */
 type AnyFn = Parameters<Interceptor>[0];
 
 function streamingRefused(): ConnectError {
   return new ConnectError("streaming calls are not supported by the CSI driver transport", Code.Unimplemented);
+}
+
+/** abortReason is a signal's reason, or an AbortError when it was aborted without one (connect's getAbortSignalReason). */
+function abortReason(signal: AbortSignal): unknown {
+  if (signal.reason !== undefined) return signal.reason;
+  const error = new Error("This operation was aborted");
+  error.name = "AbortError";
+  return error;
 }
 
 /**
@@ -145,37 +179,36 @@ class SessionPool {
 
 /**
  * callOn makes one call on `session`: the headers and the whole envelope
- * with END_STREAM, the answer read whole; the call's cancellation (its
- * deadline, or the caller's signal) resets the stream with CANCEL, as
+ * with END_STREAM, the answer read whole; an abort of the call's signal
+ * (its deadline, or the caller's) resets the stream with CANCEL, as
  * connect-node does, so the driver stops working on it.
  */
 function callOn<I extends DescMessage, O extends DescMessage>(session: Http2ClientSession, req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> {
   return new Promise<UnaryResponse<I, O>>((resolve, reject) => {
     let settled = false;
     let stream: ClientStream | undefined;
-    let unwatch: () => void = () => {};
     /** settle ends the call once, with the response `outcome` gives or the ConnectError it throws. */
     const settle = (outcome: () => UnaryResponse<I, O>) => {
       if (settled) return;
       settled = true;
-      unwatch();
+      req.signal.removeEventListener("abort", onAbort);
       try {
         resolve(outcome());
       } catch (e: unknown) {
         reject(ConnectError.from(e));
       }
     };
-    const onCancel = () => {
+    const onAbort = () => {
       stream?.reset(ErrorCode.cancel);
       settle(() => {
-        throw ConnectError.from(cancelReasonOf(req), Code.Canceled);
+        throw ConnectError.from(req.signal.reason, Code.Canceled);
       });
     };
-    if (isCancelled(req)) {
-      onCancel();
+    if (req.signal.aborted) {
+      onAbort();
       return;
     }
-    unwatch = watchCancel(req, onCancel);
+    req.signal.addEventListener("abort", onAbort);
     let envelope: Buffer;
     try {
       envelope = encodeEnvelope(req.method.input, req.message);
@@ -187,32 +220,6 @@ function callOn<I extends DescMessage, O extends DescMessage>(session: Http2Clie
     }
     stream = session.request(requestHeaderFields(req), envelope, (end) => settle(() => answerOf(req, end)));
   });
-}
-
-// A request reaches callOn as the transport made it, or as an interceptor
-// copied it: either way with the call's state, whose cancellation is read
-// without making the signal. One an interceptor made anew has only its signal.
-
-function isCancelled(req: UnaryRequest): boolean {
-  const state = callStateOf(req);
-  return state !== undefined ? state.cancelled : req.signal.aborted;
-}
-
-function cancelReasonOf(req: UnaryRequest): unknown {
-  const state = callStateOf(req);
-  return state !== undefined ? state.cancelReason : req.signal.reason;
-}
-
-/** watchCancel has `onCancel` called if the call is cancelled, and returns what stops that. */
-function watchCancel(req: UnaryRequest, onCancel: () => void): () => void {
-  const state = callStateOf(req);
-  if (state !== undefined) {
-    state.onCancel(onCancel);
-    return () => state.onCancel(undefined);
-  }
-  const signal = req.signal;
-  signal.addEventListener("abort", onCancel);
-  return () => signal.removeEventListener("abort", onCancel);
 }
 
 /** answerOf is a call's response from how its stream ended, or throws the ConnectError it came to. */

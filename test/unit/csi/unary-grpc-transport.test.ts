@@ -98,7 +98,7 @@ function fieldsOf(headers: Headers): [string, string][] {
   return [...headers] as [string, string][];
 }
 
-describe("the unary gRPC transport's requests and answers, made only as far as they are read", () => {
+describe("the unary gRPC transport's headers, copies by interceptors, and cancellation", () => {
   it("sends the header fields connect-node's requestHeader makes for the call's deadline when no interceptor reads them", async () => {
     const socket = new PeerSocket();
     const transport = createUnaryGrpcTransport({ createConnection: () => socket });
