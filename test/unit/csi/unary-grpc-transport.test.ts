@@ -74,7 +74,7 @@ describe("the unary gRPC transport, on a scripted driver", () => {
   });
 });
 
-/** okAnswer is a driver's plain success to stream 1: a ProbeResponse, with `extraHeader` among the headers and `extraTrailer` among the trailers. */
+/** okAnswer is a driver's success to stream 1: a ProbeResponse, with `extraHeader` among the headers and `extraTrailer` among the trailers. */
 function okAnswer(extraHeader: [string, string][] = [], extraTrailer: [string, string][] = []): Buffer[] {
   const message = toBinary(ProbeResponseSchema, create(ProbeResponseSchema, { ready: true }));
   const envelope = Buffer.alloc(5 + message.length);
@@ -99,7 +99,7 @@ function fieldsOf(headers: Headers): [string, string][] {
 }
 
 describe("the unary gRPC transport's headers, copies by interceptors, and cancellation", () => {
-  it("sends the header fields connect-node's requestHeader makes for the call's deadline when no interceptor reads them", async () => {
+  it("sends the header fields connect-node's requestHeader makes for the call's deadline", async () => {
     const socket = new PeerSocket();
     const transport = createUnaryGrpcTransport({ createConnection: () => socket });
     const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
@@ -139,7 +139,7 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
     expect(sentHeaderFields(socket)).toEqual([["x-only", "this"]]);
   });
 
-  it("answers a plain success's header and trailer with what the driver sent, when read", async () => {
+  it("answers a success's header and trailer with what the driver sent", async () => {
     const socket = new PeerSocket();
     const transport = createUnaryGrpcTransport({ createConnection: () => socket });
     const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
@@ -152,7 +152,7 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
     expect(fieldsOf(res.trailer)).toEqual([["grpc-status", "0"], ["x-trailing", "b"]]);
   });
 
-  it("answers a plain success's header and trailer through an interceptor that copies the response", async () => {
+  it("answers a success's header and trailer through an interceptor that copies the response", async () => {
     const socket = new PeerSocket();
     const copier: Interceptor = (next) => async (req) => ({ ...(await next(req)) });
     const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors: [copier] });
@@ -166,7 +166,7 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
     expect(fieldsOf(res.trailer)).toEqual([["grpc-status", "0"], ["x-trailing", "b"]]);
   });
 
-  it("fails a success whose headers say another encoding as connect-node does, not as a plain success", async () => {
+  it("fails an answer whose headers say another encoding as connect-node does", async () => {
     const seen = await probeOver((socket) => socket.answer(...okAnswer([["grpc-encoding", "gzip"]])));
     expect(seen).toEqual({ code: Code.Internal, message: 'unsupported response encoding "gzip"' });
   });
