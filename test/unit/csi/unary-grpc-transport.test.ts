@@ -94,76 +94,65 @@ function sentHeaderFields(socket: PeerSocket): [string, string][] {
   return new HpackDecoder(4096).decode(block.payload).filter(([name]) => !name.startsWith(":")) as [string, string][];
 }
 
+/** probeAnswered makes one Probe through `interceptors` with the caller's `header`, has the driver answer with `frames`, and returns the socket and the response. */
+async function probeAnswered(interceptors: Interceptor[], header: Record<string, string> | undefined, frames: Buffer[]) {
+  const socket = new PeerSocket();
+  const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors });
+  const call = transport.unary(Identity.method.probe, undefined, 5_000, header, {});
+  socket.emit("connect");
+  await turn();
+  socket.answer(...frames);
+  return { socket, res: await call };
+}
+
+/** failureOf is the code and message of the ConnectError `call` fails with; it throws if the call succeeds or fails otherwise. */
+async function failureOf(call: Promise<unknown>): Promise<{ code: Code; message: string }> {
+  try {
+    await call;
+  } catch (e: unknown) {
+    if (e instanceof ConnectError) return { code: e.code, message: e.rawMessage };
+    throw e;
+  }
+  throw new Error("expected the call to fail, and it succeeded");
+}
+
 function fieldsOf(headers: Headers): [string, string][] {
   return [...headers] as [string, string][];
 }
 
 describe("the unary gRPC transport's headers, copies by interceptors, and cancellation", () => {
   it("sends the header fields connect-node's requestHeader makes for the call's deadline", async () => {
-    const socket = new PeerSocket();
-    const transport = createUnaryGrpcTransport({ createConnection: () => socket });
-    const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
-    socket.emit("connect");
-    await turn();
-    socket.answer(...okAnswer());
-    await call;
+    const { socket } = await probeAnswered([], undefined, okAnswer());
     expect(sentHeaderFields(socket)).toEqual(fieldsOf(requestHeader(true, 5_000, undefined)));
   });
 
   it("sends the header an interceptor set, and the caller's own headers", async () => {
-    const socket = new PeerSocket();
     const setter: Interceptor = (next) => (req) => {
       req.header.set("x-traced", "yes");
       return next(req);
     };
-    const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors: [setter] });
-    const call = transport.unary(Identity.method.probe, undefined, 5_000, { "x-caller": "me" }, {});
-    socket.emit("connect");
-    await turn();
-    socket.answer(...okAnswer());
-    await call;
+    const { socket } = await probeAnswered([setter], { "x-caller": "me" }, okAnswer());
     const expected = requestHeader(true, 5_000, { "x-caller": "me" });
     expected.set("x-traced", "yes");
     expect(sentHeaderFields(socket)).toEqual(fieldsOf(expected));
   });
 
   it("sends the headers of a copy an interceptor made with headers of its own", async () => {
-    const socket = new PeerSocket();
     const replacer: Interceptor = (next) => (req) => next({ ...req, header: new Headers({ "x-only": "this" }) });
-    const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors: [replacer] });
-    const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
-    socket.emit("connect");
-    await turn();
-    socket.answer(...okAnswer());
-    await call;
+    const { socket } = await probeAnswered([replacer], undefined, okAnswer());
     expect(sentHeaderFields(socket)).toEqual([["x-only", "this"]]);
   });
 
-  it("answers a success's header and trailer with what the driver sent", async () => {
-    const socket = new PeerSocket();
-    const transport = createUnaryGrpcTransport({ createConnection: () => socket });
-    const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
-    socket.emit("connect");
-    await turn();
-    socket.answer(...okAnswer([["x-driver", "a"]], [["x-trailing", "b"]]));
-    const res = await call;
-    expect(res.message.ready).toBe(true);
-    expect(fieldsOf(res.header)).toEqual([["content-type", "application/grpc"], ["x-driver", "a"]]);
-    expect(fieldsOf(res.trailer)).toEqual([["grpc-status", "0"], ["x-trailing", "b"]]);
-  });
-
-  it("answers a success's header and trailer through an interceptor that copies the response", async () => {
-    const socket = new PeerSocket();
+  it("answers a success's header and trailer with what the driver sent, also through an interceptor that copies the response", async () => {
     const copier: Interceptor = (next) => async (req) => ({ ...(await next(req)) });
-    const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors: [copier] });
-    const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
-    socket.emit("connect");
-    await turn();
-    socket.answer(...okAnswer([["x-driver", "a"]], [["x-trailing", "b"]]));
-    const res = await call;
-    expect(res.message.ready).toBe(true);
-    expect(fieldsOf(res.header)).toEqual([["content-type", "application/grpc"], ["x-driver", "a"]]);
-    expect(fieldsOf(res.trailer)).toEqual([["grpc-status", "0"], ["x-trailing", "b"]]);
+    for (const interceptors of [[], [copier]]) {
+      const { res } = await probeAnswered(interceptors, undefined, okAnswer([["x-driver", "a"]], [["x-trailing", "b"]]));
+      expect({ ready: res.message.ready, header: fieldsOf(res.header), trailer: fieldsOf(res.trailer) }).toEqual({
+        ready: true,
+        header: [["content-type", "application/grpc"], ["x-driver", "a"]],
+        trailer: [["grpc-status", "0"], ["x-trailing", "b"]],
+      });
+    }
   });
 
   it("fails an answer whose headers say another encoding as connect-node does", async () => {
@@ -178,12 +167,7 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
       const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors: copying ? [copier] : [] });
       const call = transport.unary(Identity.method.probe, undefined, 20, undefined, {});
       socket.emit("connect");
-      const error = await call.then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(ConnectError);
-      expect({ code: (error as ConnectError).code, message: (error as ConnectError).rawMessage }).toEqual({ code: Code.DeadlineExceeded, message: "the operation timed out" });
+      expect(await failureOf(call)).toEqual({ code: Code.DeadlineExceeded, message: "the operation timed out" });
       await turn();
       const resets = socket.framesOf(FrameType.rstStream);
       expect(resets.map((f) => [f.streamId, f.payload.readUInt32BE(0)])).toEqual([[1, ErrorCode.cancel]]);
@@ -198,12 +182,7 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
     socket.emit("connect");
     await turn();
     caller.abort(new Error("shutting down"));
-    const error = await call.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(ConnectError);
-    expect({ code: (error as ConnectError).code, message: (error as ConnectError).rawMessage }).toEqual({ code: Code.Canceled, message: "shutting down" });
+    expect(await failureOf(call)).toEqual({ code: Code.Canceled, message: "shutting down" });
     await turn();
     expect(socket.framesOf(FrameType.rstStream).map((f) => f.payload.readUInt32BE(0))).toEqual([ErrorCode.cancel]);
   });
@@ -213,11 +192,7 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
     const transport = createUnaryGrpcTransport({ createConnection: () => socket });
     const caller = new AbortController();
     caller.abort(new Error("already gone"));
-    const error = await transport.unary(Identity.method.probe, caller.signal, 5_000, undefined, {}).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect({ code: (error as ConnectError).code, message: (error as ConnectError).rawMessage }).toEqual({ code: Code.Canceled, message: "already gone" });
+    expect(await failureOf(transport.unary(Identity.method.probe, caller.signal, 5_000, undefined, {}))).toEqual({ code: Code.Canceled, message: "already gone" });
     expect(socket.framesOf(FrameType.headers)).toEqual([]);
   });
 });
