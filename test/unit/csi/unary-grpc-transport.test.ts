@@ -11,13 +11,19 @@ import { PeerSocket } from "../http2/peer-socket";
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-/** probeOver makes one Probe on a transport whose connection is `socket`, after `answer` has played the driver's part; resolves to what the caller sees. */
-async function probeOver(answer: (socket: PeerSocket) => void): Promise<{ ready: boolean | undefined } | { code: number; message: string }> {
+/** startProbe makes one Probe through `interceptors` with the caller's `header` on a transport whose connection is the returned socket, once connected. */
+async function startProbe(interceptors: Interceptor[] = [], header?: Record<string, string>) {
   const socket = new PeerSocket();
-  const transport = createUnaryGrpcTransport({ createConnection: () => socket });
-  const call = transport.unary(Identity.method.probe, undefined, 5_000, undefined, {});
+  const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors });
+  const call = transport.unary(Identity.method.probe, undefined, 5_000, header, {});
   socket.emit("connect");
   await turn();
+  return { socket, call };
+}
+
+/** probeOver makes one Probe, after `answer` has played the driver's part; resolves to what the caller sees. */
+async function probeOver(answer: (socket: PeerSocket) => void): Promise<{ ready: boolean | undefined } | { code: number; message: string }> {
+  const { socket, call } = await startProbe();
   answer(socket);
   try {
     const res = await call;
@@ -26,6 +32,26 @@ async function probeOver(answer: (socket: PeerSocket) => void): Promise<{ ready:
     if (!(e instanceof ConnectError)) throw e;
     return { code: e.code, message: e.rawMessage };
   }
+}
+
+/** probeAnswered makes one Probe through `interceptors` with the caller's `header`, has the driver answer with `frames`, and returns the socket and the response. */
+async function probeAnswered(interceptors: Interceptor[], header: Record<string, string> | undefined, frames: Buffer[]) {
+  const { socket, call } = await startProbe(interceptors, header);
+  socket.answer(...frames);
+  return { socket, res: await call };
+}
+
+/** okAnswer is a driver's success to stream 1: a ProbeResponse saying `ready`, with `extraHeader` among the headers and `extraTrailer` among the trailers. */
+function okAnswer(ready: boolean, extraHeader: [string, string][] = [], extraTrailer: [string, string][] = []): Buffer[] {
+  const message = toBinary(ProbeResponseSchema, create(ProbeResponseSchema, { ready }));
+  const envelope = Buffer.alloc(5 + message.length);
+  envelope.writeUInt32BE(message.length, 1);
+  envelope.set(message, 5);
+  return [
+    headers([[":status", "200"], ["content-type", "application/grpc"], ...extraHeader], 0),
+    frame(FrameType.data, 0, 1, envelope),
+    headers([["grpc-status", "0"], ...extraTrailer], Flag.endStream),
+  ];
 }
 
 function goAway(lastStreamId: number): Buffer {
@@ -38,17 +64,7 @@ const headers = (fields: [string, string][], flags: number) => frame(FrameType.h
 
 describe("the unary gRPC transport, on a scripted driver", () => {
   it("reads an answer: headers, the message's envelope, grpc-status 0 in the trailers", async () => {
-    const message = toBinary(ProbeResponseSchema, create(ProbeResponseSchema, { ready: false }));
-    const envelope = Buffer.alloc(5 + message.length);
-    envelope.writeUInt32BE(message.length, 1);
-    envelope.set(message, 5);
-    const seen = await probeOver((socket) =>
-      socket.answer(
-        headers([[":status", "200"], ["content-type", "application/grpc"]], 0),
-        frame(FrameType.data, 0, 1, envelope),
-        headers([["grpc-status", "0"]], Flag.endStream),
-      ),
-    );
+    const seen = await probeOver((socket) => socket.answer(...okAnswer(false)));
     expect(seen).toEqual({ ready: false });
   });
 
@@ -74,35 +90,11 @@ describe("the unary gRPC transport, on a scripted driver", () => {
   });
 });
 
-/** okAnswer is a driver's success to stream 1: a ProbeResponse, with `extraHeader` among the headers and `extraTrailer` among the trailers. */
-function okAnswer(extraHeader: [string, string][] = [], extraTrailer: [string, string][] = []): Buffer[] {
-  const message = toBinary(ProbeResponseSchema, create(ProbeResponseSchema, { ready: true }));
-  const envelope = Buffer.alloc(5 + message.length);
-  envelope.writeUInt32BE(message.length, 1);
-  envelope.set(message, 5);
-  return [
-    headers([[":status", "200"], ["content-type", "application/grpc"], ...extraHeader], 0),
-    frame(FrameType.data, 0, 1, envelope),
-    headers([["grpc-status", "0"], ...extraTrailer], Flag.endStream),
-  ];
-}
-
 /** sentHeaderFields is the header block of the first stream the transport opened on `socket`, pseudo-headers left out. */
 function sentHeaderFields(socket: PeerSocket): [string, string][] {
   const block = socket.framesOf(FrameType.headers)[0];
   if (block === undefined) throw new Error("the transport sent no HEADERS frame");
   return new HpackDecoder(4096).decode(block.payload).filter(([name]) => !name.startsWith(":")) as [string, string][];
-}
-
-/** probeAnswered makes one Probe through `interceptors` with the caller's `header`, has the driver answer with `frames`, and returns the socket and the response. */
-async function probeAnswered(interceptors: Interceptor[], header: Record<string, string> | undefined, frames: Buffer[]) {
-  const socket = new PeerSocket();
-  const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors });
-  const call = transport.unary(Identity.method.probe, undefined, 5_000, header, {});
-  socket.emit("connect");
-  await turn();
-  socket.answer(...frames);
-  return { socket, res: await call };
 }
 
 /** failureOf is the code and message of the ConnectError `call` fails with; it throws if the call succeeds or fails otherwise. */
@@ -122,7 +114,7 @@ function fieldsOf(headers: Headers): [string, string][] {
 
 describe("the unary gRPC transport's headers, copies by interceptors, and cancellation", () => {
   it("sends the header fields connect-node's requestHeader makes for the call's deadline", async () => {
-    const { socket } = await probeAnswered([], undefined, okAnswer());
+    const { socket } = await probeAnswered([], undefined, okAnswer(true));
     expect(sentHeaderFields(socket)).toEqual(fieldsOf(requestHeader(true, 5_000, undefined)));
   });
 
@@ -131,7 +123,7 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
       req.header.set("x-traced", "yes");
       return next(req);
     };
-    const { socket } = await probeAnswered([setter], { "x-caller": "me" }, okAnswer());
+    const { socket } = await probeAnswered([setter], { "x-caller": "me" }, okAnswer(true));
     const expected = requestHeader(true, 5_000, { "x-caller": "me" });
     expected.set("x-traced", "yes");
     expect(sentHeaderFields(socket)).toEqual(fieldsOf(expected));
@@ -139,14 +131,14 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
 
   it("sends the headers of a copy an interceptor made with headers of its own", async () => {
     const replacer: Interceptor = (next) => (req) => next({ ...req, header: new Headers({ "x-only": "this" }) });
-    const { socket } = await probeAnswered([replacer], undefined, okAnswer());
+    const { socket } = await probeAnswered([replacer], undefined, okAnswer(true));
     expect(sentHeaderFields(socket)).toEqual([["x-only", "this"]]);
   });
 
   it("answers a success's header and trailer with what the driver sent, also through an interceptor that copies the response", async () => {
     const copier: Interceptor = (next) => async (req) => ({ ...(await next(req)) });
     for (const interceptors of [[], [copier]]) {
-      const { res } = await probeAnswered(interceptors, undefined, okAnswer([["x-driver", "a"]], [["x-trailing", "b"]]));
+      const { res } = await probeAnswered(interceptors, undefined, okAnswer(true, [["x-driver", "a"]], [["x-trailing", "b"]]));
       expect({ ready: res.message.ready, header: fieldsOf(res.header), trailer: fieldsOf(res.trailer) }).toEqual({
         ready: true,
         header: [["content-type", "application/grpc"], ["x-driver", "a"]],
@@ -156,7 +148,7 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
   });
 
   it("fails an answer whose headers say another encoding as connect-node does", async () => {
-    const seen = await probeOver((socket) => socket.answer(...okAnswer([["grpc-encoding", "gzip"]])));
+    const seen = await probeOver((socket) => socket.answer(...okAnswer(true, [["grpc-encoding", "gzip"]])));
     expect(seen).toEqual({ code: Code.Internal, message: 'unsupported response encoding "gzip"' });
   });
 
@@ -168,6 +160,8 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
       const call = transport.unary(Identity.method.probe, undefined, 20, undefined, {});
       socket.emit("connect");
       expect(await failureOf(call)).toEqual({ code: Code.DeadlineExceeded, message: "the operation timed out" });
+      // The stream was opened before its deadline, so the reset cancels a call the driver saw.
+      expect(socket.framesOf(FrameType.headers).map((f) => f.streamId)).toEqual([1]);
       await turn();
       const resets = socket.framesOf(FrameType.rstStream);
       expect(resets.map((f) => [f.streamId, f.payload.readUInt32BE(0)])).toEqual([[1, ErrorCode.cancel]]);
