@@ -164,6 +164,52 @@ export class AdminClient {
     }
   }
 
+  /**
+   * Watches the object `name` in the collection at `collectionPath` from
+   * `resourceVersion` on and returns the first version for which `predicate`
+   * holds (null for its deletion). Where waitFor's polling can miss a state
+   * that lasts less than its 100 ms between GETs (an error a retry clears at
+   * once), this sees every version the API server stored after
+   * `resourceVersion`: pass the resourceVersion of the write that starts what
+   * you wait for.
+   */
+  async waitForVersion<T extends KubeObject = KubeObject>(
+    collectionPath: string,
+    name: string,
+    resourceVersion: string,
+    predicate: (obj: T | null) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<T | null> {
+    const query = new URLSearchParams({ watch: "true", fieldSelector: `metadata.name=${name}`, resourceVersion }).toString();
+    const path = `${collectionPath}?${query}`;
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(), timeoutMs);
+    let last: T | null | undefined;
+    try {
+      const res = await fetch(`${this.#server}${path}`, { headers: { Authorization: `Bearer ${this.#token}`, Accept: "application/json" }, tls: { ca: this.#ca }, signal: stop.signal });
+      if (!res.ok || res.body === null) throw new AdminApiError("GET", path, res.status, undefined, await res.text());
+      const decoder = new TextDecoder();
+      let buffered = "";
+      for await (const chunk of res.body) {
+        buffered += decoder.decode(chunk, { stream: true });
+        for (let newline = buffered.indexOf("\n"); newline !== -1; newline = buffered.indexOf("\n")) {
+          const event = JSON.parse(buffered.slice(0, newline)) as { type: string; object: T };
+          buffered = buffered.slice(newline + 1);
+          if (event.type === "ERROR") throw new Error(`watch ${path}: ${JSON.stringify(event.object)}`);
+          last = event.type === "DELETED" ? null : event.object;
+          if (predicate(last)) return last;
+        }
+      }
+      throw new Error(`watch ${path} ended before the version waited for; last seen: ${JSON.stringify(last, null, 2)}`);
+    } catch (e: unknown) {
+      if (!stop.signal.aborted) throw e;
+      throw new Error(`timed out after ${timeoutMs} ms watching ${path}; last seen: ${JSON.stringify(last, null, 2)}`);
+    } finally {
+      clearTimeout(timer);
+      stop.abort();
+    }
+  }
+
   /** Sends one request; `body` is JSON-encoded with `contentType`. */
   async request<T>(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<T> {
     const headers: Record<string, string> = { Authorization: `Bearer ${this.#token}`, Accept: "application/json" };
