@@ -11,11 +11,19 @@ import { PeerSocket } from "../http2/peer-socket";
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-/** startProbe makes one Probe through `interceptors` with the caller's `header` on a transport whose connection is the returned socket, once connected. */
-async function startProbe(interceptors: Interceptor[] = [], header?: Record<string, string>) {
+/** How startProbe makes its call: the transport's interceptors, the caller's header and signal, the deadline (5 s unless given). */
+interface ProbeOptions {
+  readonly interceptors?: Interceptor[];
+  readonly header?: Record<string, string>;
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
+}
+
+/** startProbe makes one Probe on a transport whose connection is the returned socket, once connected. */
+async function startProbe({ interceptors = [], header, signal, timeoutMs = 5_000 }: ProbeOptions = {}) {
   const socket = new PeerSocket();
   const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors });
-  const call = transport.unary(Identity.method.probe, undefined, 5_000, header, {});
+  const call = transport.unary(Identity.method.probe, signal, timeoutMs, header, {});
   socket.emit("connect");
   await turn();
   return { socket, call };
@@ -36,7 +44,7 @@ async function probeOver(answer: (socket: PeerSocket) => void): Promise<{ ready:
 
 /** probeAnswered makes one Probe through `interceptors` with the caller's `header`, has the driver answer with `frames`, and returns the socket and the response. */
 async function probeAnswered(interceptors: Interceptor[], header: Record<string, string> | undefined, frames: Buffer[]) {
-  const { socket, call } = await startProbe(interceptors, header);
+  const { socket, call } = await startProbe({ interceptors, ...(header ? { header } : {}) });
   socket.answer(...frames);
   return { socket, res: await call };
 }
@@ -154,11 +162,8 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
 
   it("cancels a call past its deadline as DeadlineExceeded and resets its stream, also when an interceptor copied the request", async () => {
     for (const copying of [false, true]) {
-      const socket = new PeerSocket();
       const copier: Interceptor = (next) => (req) => next({ ...req });
-      const transport = createUnaryGrpcTransport({ createConnection: () => socket, interceptors: copying ? [copier] : [] });
-      const call = transport.unary(Identity.method.probe, undefined, 20, undefined, {});
-      socket.emit("connect");
+      const { socket, call } = await startProbe({ interceptors: copying ? [copier] : [], timeoutMs: 20 });
       expect(await failureOf(call)).toEqual({ code: Code.DeadlineExceeded, message: "the operation timed out" });
       // The stream was opened before its deadline, so the reset cancels a call the driver saw.
       expect(socket.framesOf(FrameType.headers).map((f) => f.streamId)).toEqual([1]);
@@ -169,12 +174,8 @@ describe("the unary gRPC transport's headers, copies by interceptors, and cancel
   });
 
   it("cancels a call when the caller's signal aborts, with its reason, and resets its stream", async () => {
-    const socket = new PeerSocket();
-    const transport = createUnaryGrpcTransport({ createConnection: () => socket });
     const caller = new AbortController();
-    const call = transport.unary(Identity.method.probe, caller.signal, 5_000, undefined, {});
-    socket.emit("connect");
-    await turn();
+    const { socket, call } = await startProbe({ signal: caller.signal });
     caller.abort(new Error("shutting down"));
     expect(await failureOf(call)).toEqual({ code: Code.Canceled, message: "shutting down" });
     await turn();
