@@ -44,6 +44,7 @@ import { parseArgs } from "node:util";
 import { ensureComponents } from "../test/ground/components";
 import { startAttacher, type AttacherKind } from "./lib/attacher-under-test";
 import { bulkConcurrency, prepareOwnPvs, setPvFinalizers, startBenchGround, type BenchGround } from "./lib/bench-ground";
+import { baselineCodeByModule, type ModuleCode } from "./lib/baseline-code-census";
 import { BundledModules } from "./lib/bundled-modules";
 import { JitCode, readJitDump } from "./lib/jit-dump";
 import { monotonicSeconds } from "./lib/monotonic-clock";
@@ -97,6 +98,8 @@ interface Profiled {
   /** Samples of every thread by thread name, the main thread's included. */
   readonly threads: ReadonlyMap<string, number>;
   readonly phases: readonly Phase[];
+  /** What the Baseline JIT compiled over the whole run, by module. */
+  readonly code: readonly ModuleCode[];
 }
 
 async function profile(ground: BenchGround, watch: VaWatch, kind: AttacherKind, executable: string, ownPvs: { count: number }): Promise<Profiled> {
@@ -145,7 +148,8 @@ async function profile(ground: BenchGround, watch: VaWatch, kind: AttacherKind, 
     threads.set(thread, (threads.get(thread) ?? 0) + 1);
   }
   const modules = BundledModules.fromExecutable(readFileSync(executable), loads);
-  return { samples: attribute(samples, mainTid, executable, jit, modules), threads, phases };
+  const code = baselineCodeByModule(loads, (file, line) => modules.moduleAt(file, line));
+  return { samples: attribute(samples, mainTid, executable, jit, modules), threads, phases, code };
 }
 
 /** mainThreadOf: the thread named as the executable (the kernel keeps 15 characters) with the most samples. */
@@ -175,6 +179,22 @@ function tally(samples: readonly AttributedSample[], key: (s: AttributedSample) 
   return counts;
 }
 
+/** codeTable puts ours' and the floor's Baseline code side by side by module, the larger side first, with the whole run's totals. */
+function codeTable(ours: readonly ModuleCode[], floor: readonly ModuleCode[]): string[] {
+  const of = (census: readonly ModuleCode[], module: string) => census.find((row) => row.module === module) ?? { module, functions: 0, bytes: 0 };
+  const modules = [...new Set([...ours, ...floor].map((row) => row.module))].map((module) => ({ module, ours: of(ours, module), floor: of(floor, module) }));
+  modules.sort((a, b) => Math.max(b.ours.bytes, b.floor.bytes) - Math.max(a.ours.bytes, a.floor.bytes));
+  const kib = (bytes: number) => (bytes / 1024).toFixed(1);
+  const total = (census: readonly ModuleCode[]) => census.reduce((sum, row) => ({ functions: sum.functions + row.functions, bytes: sum.bytes + row.bytes }), { functions: 0, bytes: 0 });
+  const [o, f] = [total(ours), total(floor)];
+  return [
+    "| module | ours: functions | ours: KiB | floor: functions | floor: KiB |",
+    "|---|---:|---:|---:|---:|",
+    ...modules.slice(0, top).map((row) => `| ${row.module} | ${row.ours.functions} | ${kib(row.ours.bytes)} | ${row.floor.functions} | ${kib(row.floor.bytes)} |`),
+    `| all | ${o.functions} | ${kib(o.bytes)} | ${f.functions} | ${kib(f.bytes)} |`,
+  ];
+}
+
 function report(ours: Profiled, floor: Profiled): string {
   const lines: string[] = [
     `# JIT profile: ours beside the floor client`,
@@ -196,6 +216,7 @@ function report(ours: Profiled, floor: Profiled): string {
   lines.push("", "## Every thread, whole process (samples)", "", "| thread | ours | floor |", "|---|---:|---:|");
   for (const thread of new Set([...ours.threads.keys(), ...floor.threads.keys()])) lines.push(`| ${thread} | ${ours.threads.get(thread) ?? 0} | ${floor.threads.get(thread) ?? 0} |`);
   lines.push("", "JSC PerfLog is the JIT dump's writer: the profile's own cost.");
+  lines.push("", `## Baseline JIT code by module, the whole run (top ${top} by size)`, "", "Functions the Baseline JIT compiled at least once and their machine code: kept until a full collection finds it about 15 s old, and counted in the live size JavaScriptCore sizes its heap by.", "", ...codeTable(ours.code, floor.code));
   for (const phase of phaseNames.filter((name) => name !== "start-up")) {
     /** moduleTable is ours beside the floor by `key` over this phase's samples, largest first, as table rows in ms per VA. */
     const moduleTable = (key: (s: AttributedSample) => string | undefined): string[] => {
