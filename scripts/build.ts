@@ -89,7 +89,13 @@ const cross = await crossFlags(target);
 // CommonJS program, every function declaration of those modules was linked
 // at start although their bodies never ran: 1.4 MiB more live JS heap and
 // ~2.4 MiB more anonymous memory at idle (issue 13).
-const flags = ["--compile", ...cross, "--format=esm", "--splitting", minify, "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(compileExecArgv.length > 0 ? [`--compile-exec-argv=${compileExecArgv.join(" ")}`] : [])];
+// A compiled Bun program reads a .env and a bunfig.toml from its working
+// directory at start unless built not to: the first set variables (a
+// BUN_JSC_* option among them) and the second could preload any JavaScript
+// beside it. Upstream's attacher reads neither; ours runs with its pod's
+// environment and its own code only (test/e2e/startup.test.ts).
+const fromWorkingDirectory = ["--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"];
+const flags = ["--compile", ...cross, ...fromWorkingDirectory, "--format=esm", "--splitting", minify, "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(compileExecArgv.length > 0 ? [`--compile-exec-argv=${compileExecArgv.join(" ")}`] : [])];
 await $`bun build ${flags} ${entry} --outfile ${outfile}`.quiet();
 const size = Bun.file(outfile).size;
 console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, ${(target ?? hostTarget())?.platform ?? process.arch}, commit ${commit}${bytecode ? ", bytecode" : ""}${minify === "--minify" ? "" : ", for profiling"}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminClient } from "../ground/admin-client";
@@ -57,6 +57,22 @@ describe("start-up", () => {
     // An operator's choice wins for the option it names; the others keep our default.
     expect(await runtimeOptions({ BUN_JSC_useDFGJIT: "1" })).toEqual(["BUN_GC_TIMER_DISABLE=1", "BUN_JSC_useDFGJIT=1", "BUN_JSC_useFTLJIT=0"]);
     expect(await runtimeOptions({ BUN_GC_TIMER_DISABLE: "0" })).toEqual(["BUN_GC_TIMER_DISABLE=0", "BUN_JSC_useDFGJIT=0", "BUN_JSC_useFTLJIT=0"]);
+  });
+
+  it("takes nothing from its working directory: a .env there sets no variable and a bunfig.toml there runs nothing", async () => {
+    // A Bun binary reads both from where it starts unless it is built not to;
+    // upstream's reads neither, and what the attacher runs with is its pod's.
+    const dir = scratchDir("working-directory");
+    writeFileSync(join(dir, ".env"), "CSI_ATTACHER_FROM_DOTENV=read\nBUN_JSC_useDFGJIT=1\n");
+    const preloaded = join(dir, "preloaded");
+    writeFileSync(join(dir, "preload.js"), `require("node:fs").writeFileSync(${JSON.stringify(preloaded)}, "ran");\n`);
+    writeFileSync(join(dir, "bunfig.toml"), 'preload = ["./preload.js"]\n');
+    // The log directory is the attacher's working directory. No socket: it waits for one, in the image its environment made.
+    await using attacher = await startAttacher({ kubeconfig: cluster.kubeconfigPath, csiAddress: join(dir, "csi.sock"), logDir: dir }, false);
+    await attacher.waitForLog(/"Still connecting"/);
+    const environ = readFileSync(`/proc/${attacher.process.pid}/environ`, "utf8").split("\0");
+    expect(environ.filter((entry) => /^(CSI_ATTACHER_FROM_DOTENV|BUN_JSC_useDFGJIT)=/.test(entry))).toEqual(["BUN_JSC_useDFGJIT=0"]);
+    expect(existsSync(preloaded)).toBe(false);
   });
 
   it("probes until the driver says it is ready", async () => {
