@@ -83,20 +83,26 @@ export type PersistentVolumeJson = {
 };
 
 /**
+ * isWatchOrderingError says an attach failure's message is one a VA gets
+ * only for reaching the attacher before another object's watch event: the
+ * `persistentvolume "…" not found` or `csinode.storage.k8s.io "…" not found`
+ * of a PV or CSINode created just before it, or the API server's refusal of
+ * the PV finalizer ("no new finalizers can be added if the object is being
+ * deleted") before the event of the PV's deletion just before it (watches of
+ * two kinds are not ordered with each other, upstream's informers' neither).
+ * The retry clears it; its AttachFailed Event stays, an Event of its own.
+ */
+export function isWatchOrderingError(message: string): boolean {
+  if (/^(persistentvolume|csinode\.storage\.k8s\.io) ".*" not found$/.test(message)) return true;
+  return /^could not add PersistentVolume finalizer: .*no new finalizers can be added if the object is being deleted/.test(message);
+}
+
+/**
  * hasSettledAttachError says the VA carries an attachError that is the
- * outcome under test: not the `persistentvolume "…" not found` or
- * `csinode.storage.k8s.io "…" not found` a VA gets when it reaches the
- * attacher before the watch event of the PV or CSINode created just before
- * it, nor the API server's refusal of the PV finalizer ("no new finalizers
- * can be added if the object is being deleted") when it reaches it before
- * the event of the PV's deletion just before it (watches of two kinds are
- * not ordered with each other, upstream's informers' neither), which the
- * retry clears. Tests about a missing PV or CSINode wait for that error
- * directly.
+ * outcome under test, not a watch-ordering error (isWatchOrderingError).
+ * Tests about a missing PV or CSINode wait for that error directly.
  */
 export function hasSettledAttachError(va: VolumeAttachmentJson | null | undefined): boolean {
   const message = va?.status?.attachError?.message;
-  if (message === undefined) return false;
-  if (/^(persistentvolume|csinode\.storage\.k8s\.io) ".*" not found$/.test(message)) return false;
-  return !/^could not add PersistentVolume finalizer: .*no new finalizers can be added if the object is being deleted/.test(message);
+  return message !== undefined && !isWatchOrderingError(message);
 }
