@@ -11,9 +11,9 @@
 // @generated from file csi/v1/csi.proto (package csi.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import { file_google_protobuf_wrappers } from "@bufbuild/protobuf/wkt";
+import type { GenEnum, GenFile, GenMessage, GenService } from "../../../src/csi/generated-code-runtime";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "../../../src/csi/generated-code-runtime";
+import { file_google_protobuf_wrappers } from "../../google/protobuf/wrappers_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
