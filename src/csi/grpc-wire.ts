@@ -1,8 +1,8 @@
 import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
-import { validateResponse, validateTrailer } from "@connectrpc/connect/protocol-grpc";
 import type { HeaderRecord } from "../http2/client-session";
 import type { HeaderField } from "../http2/hpack-decoder";
+import { checkTrailerStatus, headerStatusError } from "./grpc-status";
 
 // What a unary gRPC call puts on an HTTP/2 stream and how its answer reads
 // back, for createUnaryGrpcTransport: the envelope, the checks of an answer
@@ -52,7 +52,7 @@ export function encodeEnvelope<I extends DescMessage>(schema: I, message: Messag
 export function readAnswer<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>, receivedHeaders: HeaderRecord, chunks: readonly Buffer[], receivedTrailers: HeaderRecord | undefined): UnaryResponse<I, O> {
   const header = webHeaders(receivedHeaders);
   const trailer = receivedTrailers === undefined ? new Headers() : webHeaders(receivedTrailers);
-  const { headerError } = validateResponse(Number(receivedHeaders[":status"] ?? 0), header);
+  const headerError = headerStatusError(Number(receivedHeaders[":status"] ?? 0), header);
   const encoding = header.get("grpc-encoding");
   if (encoding !== null && encoding.toLowerCase() !== "identity") {
     throw new ConnectError(`unsupported response encoding "${encoding}"`, Code.Internal, header);
@@ -75,7 +75,7 @@ export function readAnswer<I extends DescMessage, O extends DescMessage>(req: Un
   if (offset < body.byteLength) {
     throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
   }
-  validateTrailer(trailer, header);
+  checkTrailerStatus(trailer, header);
   if (message === undefined) {
     // Trailers-only: the status came in the headers.
     if (headerError !== undefined) throw headerError;

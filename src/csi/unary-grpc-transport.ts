@@ -47,9 +47,9 @@ const baseUrl = "http://localhost";
  * connect-node's gRPC transport's: the interceptors, deadlines
  * (`grpc-timeout`, and a local timer that fails the call as
  * DeadlineExceeded), and the same ConnectError codes and messages for
- * every answer, which connect's own protocol-grpc functions check here as
- * they do there (test/e2e/grpc-transport-conformance.test.ts compares the
- * two call by call).
+ * every answer, its status read as connect's protocol-grpc functions read
+ * it (grpc-status.ts; test/e2e/grpc-transport-conformance.test.ts compares
+ * the two transports call by call).
  *
  * Two things differ on purpose. A call in flight when its session closes
  * fails at once as Unavailable ({@link connectionClosedMessage}), where

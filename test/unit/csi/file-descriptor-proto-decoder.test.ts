@@ -5,13 +5,17 @@ import { fileDesc as librarysFileDesc } from "@bufbuild/protobuf/codegenv2";
 import { FileDescriptorProtoSchema, type FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { file_csi_v1_csi } from "../../../gen/csi/v1/csi_pb";
+import { file_google_protobuf_any } from "../../../gen/google/protobuf/any_pb";
 import { file_google_protobuf_wrappers } from "../../../gen/google/protobuf/wrappers_pb";
+import { file_google_rpc_status } from "../../../gen/google/rpc/status_pb";
 import { decodeFileDescriptorProto } from "../../../src/csi/file-descriptor-proto-decoder";
 
 /** Every file in gen/: its source, the descriptor our runtime hydrated from it, and the files it imports. */
 const generatedFiles: readonly { readonly source: string; readonly hydrated: DescFile; readonly imports: DescFile[] }[] = [
   { source: "gen/csi/v1/csi_pb.ts", hydrated: file_csi_v1_csi, imports: [file_google_protobuf_wrappers] },
   { source: "gen/google/protobuf/wrappers_pb.ts", hydrated: file_google_protobuf_wrappers, imports: [] },
+  { source: "gen/google/protobuf/any_pb.ts", hydrated: file_google_protobuf_any, imports: [] },
+  { source: "gen/google/rpc/status_pb.ts", hydrated: file_google_rpc_status, imports: [file_google_protobuf_any] },
 ];
 
 /** embeddedDescriptor is the base64 FileDescriptorProto a generated file passes to its fileDesc call. */
@@ -60,8 +64,8 @@ describe("decodeFileDescriptorProto", () => {
   });
 
   it("names the imports it is given as the file's dependencies", () => {
-    const file: FileDescriptorProto = decodeFileDescriptorProto(base64Decode(embeddedDescriptor("gen/csi/v1/csi_pb.ts")), ["google/protobuf/wrappers.proto"]);
-    expect(file.dependency).toEqual(["google/protobuf/wrappers.proto"]);
+    const file: FileDescriptorProto = decodeFileDescriptorProto(base64Decode(embeddedDescriptor("gen/google/rpc/status_pb.ts")), ["google/protobuf/any.proto"]);
+    expect(file.dependency).toEqual(["google/protobuf/any.proto"]);
   });
 
   it("skips the options that only guide code generators", () => {
