@@ -9,7 +9,7 @@
  * Ours rather than connect's own protocol-grpc functions because those
  * decode google.rpc.Status through a schema whose hydration builds
  * descriptor.proto's descriptors at every start (see
- * generated-code-runtime.ts); gen/'s Status is the same message.
+ * src/protobuf/generated-code-runtime.ts); gen/'s Status is the same message.
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { base64Decode } from "@bufbuild/protobuf/wire";

@@ -11,8 +11,8 @@
 // @generated from file csi/v1/csi.proto (package csi.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenEnum, GenFile, GenMessage, GenService } from "../../../src/csi/generated-code-runtime";
-import { enumDesc, fileDesc, messageDesc, serviceDesc } from "../../../src/csi/generated-code-runtime";
+import type { GenEnum, GenFile, GenMessage, GenService } from "../../../src/protobuf/generated-code-runtime";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "../../../src/protobuf/generated-code-runtime";
 import { file_google_protobuf_wrappers } from "../../google/protobuf/wrappers_pb";
 import type { Message } from "@bufbuild/protobuf";
 

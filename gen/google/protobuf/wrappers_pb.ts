@@ -49,8 +49,8 @@
 // @generated from file google/protobuf/wrappers.proto (package google.protobuf, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "../../../src/csi/generated-code-runtime";
-import { fileDesc, messageDesc } from "../../../src/csi/generated-code-runtime";
+import type { GenFile, GenMessage } from "../../../src/protobuf/generated-code-runtime";
+import { fileDesc, messageDesc } from "../../../src/protobuf/generated-code-runtime";
 import type { Message } from "@bufbuild/protobuf";
 
 /**

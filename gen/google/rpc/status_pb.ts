@@ -8,8 +8,8 @@
 // @generated from file google/rpc/status.proto (package google.rpc, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "../../../src/csi/generated-code-runtime";
-import { fileDesc, messageDesc } from "../../../src/csi/generated-code-runtime";
+import type { GenFile, GenMessage } from "../../../src/protobuf/generated-code-runtime";
+import { fileDesc, messageDesc } from "../../../src/protobuf/generated-code-runtime";
 import type { Any } from "../protobuf/any_pb";
 import { file_google_protobuf_any } from "../protobuf/any_pb";
 import type { Message } from "@bufbuild/protobuf";

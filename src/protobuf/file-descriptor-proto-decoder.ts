@@ -18,7 +18,7 @@
  * features, custom options) makes it throw, naming the file and the field:
  * a descriptor is read whole or not at all. Options for other languages'
  * code generators (go_package, java_*) are skipped: no descriptor depends
- * on them. test/unit/csi/file-descriptor-proto-decoder.test.ts holds every
+ * on them. test/unit/protobuf/file-descriptor-proto-decoder.test.ts holds every
  * generated file's decoding to the library's own.
  */
 import { protoCamelCase } from "@bufbuild/protobuf/reflect";

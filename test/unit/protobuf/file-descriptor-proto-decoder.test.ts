@@ -8,7 +8,7 @@ import { file_csi_v1_csi } from "../../../gen/csi/v1/csi_pb";
 import { file_google_protobuf_any } from "../../../gen/google/protobuf/any_pb";
 import { file_google_protobuf_wrappers } from "../../../gen/google/protobuf/wrappers_pb";
 import { file_google_rpc_status } from "../../../gen/google/rpc/status_pb";
-import { decodeFileDescriptorProto } from "../../../src/csi/file-descriptor-proto-decoder";
+import { decodeFileDescriptorProto } from "../../../src/protobuf/file-descriptor-proto-decoder";
 
 /** Every file in gen/: its source, the descriptor our runtime hydrated from it, and the files it imports. */
 const generatedFiles: readonly { readonly source: string; readonly hydrated: DescFile; readonly imports: DescFile[] }[] = [
