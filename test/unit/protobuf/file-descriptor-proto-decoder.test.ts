@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { create, toBinary, toJson, type DescFile, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { fileDesc as librarysFileDesc } from "@bufbuild/protobuf/codegenv2";
 import { FileDescriptorProtoSchema, type FileDescriptorProto } from "@bufbuild/protobuf/wkt";
-import { base64Decode } from "@bufbuild/protobuf/wire";
+import { base64Decode, base64Encode } from "@bufbuild/protobuf/wire";
 import { file_csi_v1_csi } from "../../../gen/csi/v1/csi_pb";
 import { file_google_protobuf_any } from "../../../gen/google/protobuf/any_pb";
 import { file_google_protobuf_wrappers } from "../../../gen/google/protobuf/wrappers_pb";
@@ -61,6 +61,31 @@ describe("decodeFileDescriptorProto", () => {
     // The embedding strips a JSON name protoc would derive; decoding restores it.
     expect(Object.hasOwn(volumeId ?? {}, "jsonName")).toBe(true);
     expect(volumeId?.jsonName).toBe("volumeId");
+  });
+
+  it("keeps what a field sets explicitly: a JSON name of its own, a proto2 default, packing", () => {
+    const bytes = encoded({
+      name: "explicit.proto",
+      syntax: "proto2",
+      messageType: [
+        {
+          name: "M",
+          field: [
+            { name: "size_limit", number: 1, type: 5, label: 1, jsonName: "limit", defaultValue: "7" },
+            { name: "ids", number: 2, type: 5, label: 3, options: { packed: true } },
+          ],
+        },
+      ],
+    });
+    const decoded = decodeFileDescriptorProto(bytes, []);
+    expect(toJson(FileDescriptorProtoSchema, decoded)).toEqual(toJson(FileDescriptorProtoSchema, librarysFileDesc(base64Encode(bytes)).proto));
+    const [sizeLimit, ids] = decoded.messageType[0]?.field ?? [];
+    expect(sizeLimit?.jsonName).toBe("limit");
+    expect(Object.hasOwn(sizeLimit ?? {}, "defaultValue")).toBe(true);
+    expect(sizeLimit?.defaultValue).toBe("7");
+    expect(ids?.jsonName).toBe("ids");
+    expect(Object.hasOwn(ids?.options ?? {}, "packed")).toBe(true);
+    expect(ids?.options?.packed).toBe(true);
   });
 
   it("names the imports it is given as the file's dependencies", () => {
