@@ -6,33 +6,18 @@
  * (a google.rpc.Status with typed details), else `grpc-status` and the
  * percent-encoded `grpc-message`.
  *
- * Ours rather than connect's own protocol-grpc functions because those
- * decode google.rpc.Status through a schema whose hydration builds
- * descriptor.proto's descriptors at every start (see
- * src/protobuf/generated-code-runtime.ts); gen/'s Status is the same message.
+ * Ours rather than connect's own protocol-grpc validateResponse and
+ * validateTrailer because those decode google.rpc.Status through a schema
+ * whose hydration builds descriptor.proto's descriptors at every start (see
+ * src/protobuf/generated-code-runtime.ts); gen/'s Status is the same
+ * message. connect's HTTP status mapping and content-type check, which
+ * need no schema, are used as they are.
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { codeFromHttpStatus, parseContentType } from "@connectrpc/connect/protocol-grpc";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
-
-/** The content types of a gRPC answer: protobuf (bare or +proto), or +json with an optional UTF-8 charset. */
-const grpcContentType = /^application\/grpc(?:\+(?:json(?:; ?charset=utf-?8)?|proto))?$/i;
-
-/**
- * The gRPC code of an HTTP status other than 200, as gRPC's
- * http-grpc-status-mapping.md maps them; any other status is Unknown.
- */
-const codeOfHttpStatus: ReadonlyMap<number, Code> = new Map([
-  [400, Code.Internal],
-  [401, Code.Unauthenticated],
-  [403, Code.PermissionDenied],
-  [404, Code.Unimplemented],
-  [429, Code.Unavailable],
-  [502, Code.Unavailable],
-  [503, Code.Unavailable],
-  [504, Code.Unavailable],
-]);
 
 /**
  * statusError is the failure a header or trailer block reports, or
@@ -40,7 +25,7 @@ const codeOfHttpStatus: ReadonlyMap<number, Code> = new Map([
  * `grpc-status-details-bin` wins over `grpc-status`; one that cannot be
  * decoded fails the call as DataLoss.
  */
-export function statusError(block: Headers): ConnectError | undefined {
+function statusError(block: Headers): ConnectError | undefined {
   const details = block.get("grpc-status-details-bin");
   if (details !== null) {
     let status;
@@ -70,9 +55,9 @@ export function statusError(block: Headers): ConnectError | undefined {
  * trailers-only answer), for the caller to throw once the body is read.
  */
 export function headerStatusError(httpStatus: number, header: Headers): ConnectError | undefined {
-  if (httpStatus !== 200) throw new ConnectError(`HTTP ${httpStatus}`, codeOfHttpStatus.get(httpStatus) ?? Code.Unknown, header);
+  if (httpStatus !== 200) throw new ConnectError(`HTTP ${httpStatus}`, codeFromHttpStatus(httpStatus), header);
   const contentType = header.get("content-type");
-  if (contentType === null || !grpcContentType.test(contentType)) throw new ConnectError(`unsupported content type ${contentType}`, Code.Unknown);
+  if (parseContentType(contentType) === undefined) throw new ConnectError(`unsupported content type ${contentType}`, Code.Unknown);
   return statusError(header);
 }
 
