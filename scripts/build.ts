@@ -25,9 +25,11 @@
  * ATTACHER_OUTFILE names the output file.
  */
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { $ } from "bun";
 import { defaultOutfile, hostTarget, targetFor, type BuildTarget } from "./build/build-targets";
 import { BuildError } from "./build/errors";
+import { logCallSitePlugin } from "./build/log-call-site-plugin";
 import { targetRuntime } from "./build/target-runtime";
 
 /** The --target=PLATFORM flag; `bun run build -- --target=...` passes a bare "--" first. */
@@ -48,7 +50,7 @@ const bytecode = !process.argv.includes("--no-bytecode");
 // --profiling minifies the syntax only: the functions keep their names and the
 // bundle its lines, each module's code after a comment naming it, which is how
 // a JIT dump's source lines are told apart by module (bench/lib/bundled-modules.ts).
-const minify = process.argv.includes("--profiling") ? "--minify-syntax" : "--minify";
+const profiling = process.argv.includes("--profiling");
 
 /** gitCommit is the short HEAD hash, "-dirty" if the tree has changes, or "outside-git". */
 async function gitCommit(): Promise<string> {
@@ -62,14 +64,14 @@ async function gitCommit(): Promise<string> {
 }
 
 /**
- * crossFlags are the `bun build` flags that make a binary for `target`:
- * none for this machine's own CPU (Bun copies itself), else the target and
- * the checked runtime of that CPU.
+ * crossCompile is what makes a binary for `target`: nothing for this
+ * machine's own CPU (Bun copies itself), else the target and the checked
+ * runtime of that CPU.
  */
-async function crossFlags(target: BuildTarget | undefined): Promise<string[]> {
-  if (target === undefined || target === hostTarget()) return [];
+async function crossCompile(target: BuildTarget | undefined): Promise<{ target: Bun.Build.CompileTarget; executablePath: string } | undefined> {
+  if (target === undefined || target === hostTarget()) return undefined;
   try {
-    return [`--target=${target.bunTarget}`, `--compile-executable-path=${await targetRuntime(target, readFileSync("package-lock.json", "utf8"))}`];
+    return { target: target.bunTarget as Bun.Build.CompileTarget, executablePath: await targetRuntime(target, readFileSync("package-lock.json", "utf8")) };
   } catch (e: unknown) {
     if (!(e instanceof BuildError)) throw e;
     console.error(`bun run build: ${e.message}`);
@@ -79,23 +81,54 @@ async function crossFlags(target: BuildTarget | undefined): Promise<string[]> {
 
 const started = performance.now();
 const commit = await gitCommit();
-const cross = await crossFlags(target);
-// --sourcemap embeds the source map in the binary, so stack traces (and with
-// them the file:line of each klog-style log line) name source files, not the
-// minified bundle. The .map file written beside the binary is not needed.
-// ESM with --splitting puts what only a dynamic import() reaches (client-node
-// behind a kubeconfig with plugins, prom-client and the HTTP server behind
-// --http-endpoint) into chunks of their own that load when imported. As one
-// CommonJS program, every function declaration of those modules was linked
-// at start although their bodies never ran: 1.4 MiB more live JS heap and
-// ~2.4 MiB more anonymous memory at idle (issue 13).
+const cross = await crossCompile(target);
+// The bundler's API, not the `bun build` command: only the API takes a
+// plugin, and one gives every logger call its file and line (scripts/build/log-call-sites.ts).
 // A compiled Bun program reads a .env and a bunfig.toml from its working
 // directory at start unless built not to: the first set variables (a
 // BUN_JSC_* option among them) and the second could preload any JavaScript
 // beside it. Upstream's attacher reads neither; ours runs with its pod's
 // environment and its own code only (test/e2e/startup.test.ts).
-const fromWorkingDirectory = ["--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"];
-const flags = ["--compile", ...cross, ...fromWorkingDirectory, "--format=esm", "--splitting", minify, "--sourcemap=linked", `--define=CSI_ATTACHER_GIT_COMMIT=${JSON.stringify(commit)}`, ...(bytecode ? ["--bytecode"] : []), ...(compileExecArgv.length > 0 ? [`--compile-exec-argv=${compileExecArgv.join(" ")}`] : [])];
-await $`bun build ${flags} ${entry} --outfile ${outfile}`.quiet();
+// ESM with splitting puts what only a dynamic import() reaches (client-node
+// behind a kubeconfig with plugins, prom-client and the HTTP server behind
+// --http-endpoint) into chunks of their own that load when imported. As one
+// CommonJS program, every function declaration of those modules was linked
+// at start although their bodies never ran: 1.4 MiB more live JS heap and
+// ~2.4 MiB more anonymous memory at idle (issue 13).
+// The linked source map is embedded in the binary, so stack traces name
+// source files, not the minified bundle; the .map files written beside it
+// are not needed.
+let result: Bun.BuildOutput;
+try {
+  result = await Bun.build({
+    entrypoints: [entry],
+    target: "bun",
+    format: "esm",
+    splitting: true,
+    naming: { chunk: "[name]-[hash].[ext]" },
+    minify: profiling ? { syntax: true } : true,
+    sourcemap: "linked",
+    bytecode,
+    define: { CSI_ATTACHER_GIT_COMMIT: JSON.stringify(commit) },
+    plugins: [logCallSitePlugin(resolve("."), entry)],
+    compile: {
+      outfile,
+      autoloadDotenv: false,
+      autoloadBunfig: false,
+      ...(cross ?? {}),
+      ...(compileExecArgv.length > 0 ? { execArgv: compileExecArgv } : {}),
+    },
+    throw: false,
+  });
+} catch (e: unknown) {
+  if (!(e instanceof BuildError)) throw e;
+  console.error(`bun run build: ${e.message}`);
+  process.exit(1);
+}
+if (!result.success) {
+  for (const log of result.logs) console.error(String(log));
+  console.error(`bun run build: bundling ${entry} failed`);
+  process.exit(1);
+}
 const size = Bun.file(outfile).size;
-console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, ${(target ?? hostTarget())?.platform ?? process.arch}, commit ${commit}${bytecode ? ", bytecode" : ""}${minify === "--minify" ? "" : ", for profiling"}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);
+console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB, ${(target ?? hostTarget())?.platform ?? process.arch}, commit ${commit}${bytecode ? ", bytecode" : ""}${profiling ? ", for profiling" : ""}${compileExecArgv.length > 0 ? `, exec argv ${compileExecArgv.join(" ")}` : ""}) in ${Math.round(performance.now() - started)} ms`);

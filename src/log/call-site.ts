@@ -28,7 +28,10 @@ export type EntryPoint = (...args: never[]) => unknown;
  * (`Error.captureStackTrace` stops at `entry`, and the limit of 1 leaves out
  * the rest), ~1.6 µs in the compiled binary against ~12 µs for a whole
  * source-mapped stack, which was ~5 % of the CPU under load at -v=2
- * (bun-csi-attacher#8). Call it only for lines that are printed.
+ * (bun-csi-attacher#8). Call it only for lines that are printed. The
+ * compiled binary's build gives each logger call its site instead
+ * (scripts/build/log-call-sites.ts): this runs there only for --vmodule's
+ * question, and everywhere when run from source.
  */
 export function callSite(entry: EntryPoint): CallSite | undefined {
   const holder: { stack?: string } = {};
