@@ -71,7 +71,7 @@ async function gitCommit(): Promise<string> {
 async function crossCompile(target: BuildTarget | undefined): Promise<{ target: Bun.Build.CompileTarget; executablePath: string } | undefined> {
   if (target === undefined || target === hostTarget()) return undefined;
   try {
-    return { target: target.bunTarget as Bun.Build.CompileTarget, executablePath: await targetRuntime(target, readFileSync("package-lock.json", "utf8")) };
+    return { target: target.bunTarget, executablePath: await targetRuntime(target, readFileSync("package-lock.json", "utf8")) };
   } catch (e: unknown) {
     if (!(e instanceof BuildError)) throw e;
     console.error(`bun run build: ${e.message}`);

@@ -8,8 +8,8 @@ export interface BuildTarget {
   readonly architecture: string;
   /** As Node and Bun name the CPU (`process.arch`): `arm64`. */
   readonly nodeArch: string;
-  /** `bun build --compile --target=`. */
-  readonly bunTarget: string;
+  /** Bun's compile target (`Bun.build`'s `compile.target`, `bun build --compile --target=`). */
+  readonly bunTarget: Bun.Build.CompileTarget;
   /** The npm package holding that Bun runtime; package-lock.json pins its version and integrity. */
   readonly runtimePackage: string;
   /** QEMU's user-mode emulator of that CPU (Debian's qemu-user-static), to run the binary on another. */
