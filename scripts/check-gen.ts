@@ -4,13 +4,19 @@
  * (or a hand edit of gen/) must not land.
  */
 import { $ } from "bun";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const out = mkdtempSync(join(tmpdir(), "gen-check-"));
-await $`buf generate --output ${out}`.quiet();
-const diff = await $`diff -r ${join(out, "gen")} gen`.nothrow().quiet();
+const diff = await (async () => {
+  try {
+    await $`buf generate --output ${out}`.quiet();
+    return await $`diff -r ${join(out, "gen")} gen`.nothrow().quiet();
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+})();
 if (diff.exitCode !== 0) {
   console.error(`gen/ is stale; run \`bun run gen\` and commit the result:\n${diff.stdout.toString()}`);
   process.exit(1);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BundledModules, functionName } from "../lib/bundled-modules";
@@ -92,12 +92,17 @@ describe("the bundle's modules", () => {
   });
 
   test("a built-in's line is read from the file JSC's source code dump wrote, which the JIT dump cites", () => {
-    const dump = join(mkdtempSync(join(tmpdir(), "source-dump-")), "source-3-1.js");
-    writeFileSync(dump, "(function (stream) {\n  return readableStreamRead(stream);\n})\n");
-    const modules = BundledModules.matching([bundle], loads);
-    expect(modules.lineAt(dump, 2)).toBe("return readableStreamRead(stream);");
-    expect(modules.moduleAt(dump, 2)).toBeUndefined();
-    expect(modules.lineAt(join(tmpdir(), "no-such-dump.js"), 1)).toBeUndefined();
+    const dir = mkdtempSync(join(tmpdir(), "source-dump-"));
+    try {
+      const dump = join(dir, "source-3-1.js");
+      writeFileSync(dump, "(function (stream) {\n  return readableStreamRead(stream);\n})\n");
+      const modules = BundledModules.matching([bundle], loads);
+      expect(modules.lineAt(dump, 2)).toBe("return readableStreamRead(stream);");
+      expect(modules.moduleAt(dump, 2)).toBeUndefined();
+      expect(modules.lineAt(join(tmpdir(), "no-such-dump.js"), 1)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("a function JSC has not named counts for no chunk", () => {

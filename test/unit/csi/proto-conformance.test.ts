@@ -1,6 +1,6 @@
-import { describe, expect, it } from "bun:test";
+import { afterAll, describe, expect, it } from "bun:test";
 import { $ } from "bun";
-import { mkdtempSync, copyFileSync } from "node:fs";
+import { mkdtempSync, copyFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { secretFields } from "../../../src/csi/secret-fields";
@@ -57,6 +57,7 @@ function fieldShape(field: Field, message: Message) {
 async function upstreamProtoDir(): Promise<string> {
   const download = (await $`go mod download -json github.com/container-storage-interface/spec@${specVersion}`.json()) as { Dir: string };
   const dir = mkdtempSync(join(tmpdir(), "csi-spec-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   copyFileSync(join(download.Dir, "csi.proto"), join(dir, "csi.proto"));
   return dir;
 }

@@ -1,5 +1,5 @@
 import { $ } from "bun";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as tls from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,8 +17,12 @@ export interface TestCertificate {
 
 export async function makeTestCertificate(): Promise<TestCertificate> {
   const dir = mkdtempSync(join(tmpdir(), "tls-h2-peer-"));
-  await $`openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ${dir}/key.pem -out ${dir}/cert.pem -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1`.quiet();
-  return { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") };
+  try {
+    await $`openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ${dir}/key.pem -out ${dir}/cert.pem -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1`.quiet();
+    return { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** One request as the peer read it: its stream and decoded header fields. */

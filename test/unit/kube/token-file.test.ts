@@ -1,4 +1,4 @@
-import { describe, expect, it } from "bun:test";
+import { afterAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,8 +7,15 @@ import { FakeClock } from "../queue/fake-clock";
 
 const fixedMtime = 1_700_000_000;
 
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
 function tokenFileAt(first: string) {
-  const path = join(mkdtempSync(join(tmpdir(), "token-file-")), "token");
+  const dir = mkdtempSync(join(tmpdir(), "token-file-"));
+  dirs.push(dir);
+  const path = join(dir, "token");
   writeFileSync(path, `${first}\n`);
   // Whole seconds, so that a test can give a rewritten file the same mtime exactly.
   utimesSync(path, fixedMtime, fixedMtime);
