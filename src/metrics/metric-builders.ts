@@ -1,4 +1,8 @@
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
+// From their own modules, not prom-client's index: see prom-client-metric-classes.d.ts.
+import Counter from "prom-client/lib/counter.js";
+import Gauge from "prom-client/lib/gauge.js";
+import Histogram from "prom-client/lib/histogram.js";
 import type { MetricDefinition } from "./metric-table";
 
 /** A row of the metric table of one kind, with its label names as literal types. */

@@ -1,4 +1,5 @@
-import { Registry } from "prom-client";
+// From its own module, not prom-client's index: see prom-client-metric-classes.d.ts.
+import Registry from "prom-client/lib/registry.js";
 import type { WorkQueueObserver } from "./work-queue-observer";
 import { CsiOperationMetrics } from "./csi-operation-metrics";
 import { KubeRequestMetrics } from "./kube-request-metrics";

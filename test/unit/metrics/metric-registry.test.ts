@@ -211,6 +211,25 @@ describe("process metrics", () => {
     expect(text.includes("nodejs_")).toBe(false);
   });
 
+  it("counts CPU seconds from the process's start as user plus system, each scrape adding what the process used since the last", async () => {
+    const before = process.cpuUsage();
+    const registry = new MetricRegistry();
+    const cpu = (text: string) => ({
+      user: samples(text, "process_cpu_user_seconds_total")[""] ?? Number.NaN,
+      system: samples(text, "process_cpu_system_seconds_total")[""] ?? Number.NaN,
+      total: samples(text, "process_cpu_seconds_total")[""] ?? Number.NaN,
+    });
+    const first = cpu(await registry.render());
+    expect(first.total).toBeGreaterThanOrEqual((before.user + before.system) / 1e6);
+    const busyUntil = performance.now() + 30;
+    while (performance.now() < busyUntil) Math.sqrt(Math.random());
+    const second = cpu(await registry.render());
+    for (const scrape of [first, second]) expect(scrape.user + scrape.system).toBeCloseTo(scrape.total, 9);
+    // 30 ms of a busy loop: at least 20 ms more user CPU, whatever the scheduler's tick.
+    expect(second.user - first.user).toBeGreaterThan(0.02);
+    expect(second.total).toBeGreaterThan(first.total);
+  });
+
   it("leaves out process_heap_bytes (VmData under Bun) and says what the JavaScript heap holds and how much of the resident memory is anonymous", async () => {
     const text = await new MetricRegistry().render();
     const value = (name: string) => samples(text, name)[""] ?? Number.NaN;
