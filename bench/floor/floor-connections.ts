@@ -14,7 +14,7 @@
  * in flight) or `http2` (`node:http2`, one TLS session).
  */
 import type * as http2 from "node:http2";
-import * as net from "node:net";
+import { UnixSocket } from "../../src/csi/unix-socket";
 import { Http2ClientSession } from "../../src/http2/client-session";
 import { ApiHttp2Connection } from "../../src/kube/api-http2-connection";
 import { floorApiStackFromEnv, type FloorApiStack } from "./floor-api-stacks";
@@ -148,13 +148,13 @@ const apiRequestVia: Record<FloorApiStack, (target: ApiTarget, path: string, ini
   http2: http2Request,
 };
 
-/** connectDriver opens one HTTP/2 connection over the driver's socket, with the attacher's own client session (the barest HTTP/2 this project has: node:http2 costs more), and resolves once it is connected. */
+/** connectDriver opens one HTTP/2 connection over the driver's socket, on the attacher's own Unix socket (UnixSocket: node:net costs more) and client session (the barest HTTP/2 this project has: node:http2 costs more), and resolves once it is connected. */
 export function connectDriver(socketPath: string): Promise<Http2ClientSession> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath);
+    const socket = new UnixSocket(socketPath);
     const session = new Http2ClientSession(socket, { onGone: () => undefined });
-    socket.once("connect", () => resolve(session));
-    socket.once("error", reject);
+    socket.on("connect", () => resolve(session));
+    socket.on("error", reject);
   });
 }
 

@@ -1,7 +1,8 @@
-import * as net from "node:net";
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { clientPreface, frame, FrameType } from "../http2/frames";
+import { errorMessage } from "../util/error-message";
 import { createUnaryGrpcTransport } from "./unary-grpc-transport";
+import { UnixSocket } from "./unix-socket";
 
 export interface DriverConnectionOptions {
   /** Path of the driver's Unix socket. */
@@ -56,7 +57,7 @@ export function createDriverConnection(given: DriverConnectionOptions): DriverCo
   const transport = createUnaryGrpcTransport({
     interceptors: options.interceptors,
     createConnection: () => {
-      const socket = net.connect(options.socketPath);
+      const socket = new UnixSocket(options.socketPath);
       liveness.watchTransportSocket(socket);
       return socket;
     },
@@ -92,11 +93,12 @@ class DriverLiveness {
   ) {}
 
   /** watchTransportSocket follows one of the transport's connections: its connect arms the watch, its close starts a check. */
-  watchTransportSocket(socket: net.Socket): void {
-    socket.once("connect", () => {
+  watchTransportSocket(socket: UnixSocket): void {
+    // A UnixSocket emits "connect" and "close" at most once each.
+    socket.on("connect", () => {
       this.everConnected = true;
     });
-    socket.once("close", () => this.checkInBackground());
+    socket.on("close", () => this.checkInBackground());
   }
 
   /** checkNow dials once and asks the driver for its HTTP/2 SETTINGS (see DriverConnection.checkDriverNow). */
@@ -110,9 +112,9 @@ class DriverLiveness {
   }
 
   /** keepAsWatch checks again when a probe that connected closes. */
-  private keepAsWatch(probe: net.Socket): void {
+  private keepAsWatch(probe: UnixSocket): void {
     const openedAt = performance.now();
-    probe.once("close", () => {
+    probe.on("close", () => {
       // A live driver may drop a connection that never speaks HTTP/2 (grpc-go
       // after its 120 s handshake timeout); never re-dial faster than once a second.
       const livedMs = performance.now() - openedAt;
@@ -121,13 +123,14 @@ class DriverLiveness {
   }
 
   /** dial connects once to the socket: a connection goes to `connected` (its promise ends the dial's), a refused dial reports the loss. */
-  private dial(connected: (probe: net.Socket) => Promise<void> | void): Promise<void> {
+  private dial(connected: (probe: UnixSocket) => Promise<void> | void): Promise<void> {
     return new Promise((resolve) => {
       if (this.lost || !this.everConnected) return resolve();
-      const probe = net.connect(this.socketPath);
-      probe.once("connect", () => void Promise.resolve(connected(probe)).then(resolve));
-      probe.once("error", (error: Error) => {
-        this.reportLost(error.message);
+      const probe = new UnixSocket(this.socketPath);
+      probe.on("connect", () => void Promise.resolve(connected(probe)).then(resolve));
+      // A failed dial, or a probe kept as a watch that breaks: the driver is gone.
+      probe.on("error", (error: unknown) => {
+        this.reportLost(errorMessage(error));
         resolve();
       });
     });
@@ -147,7 +150,7 @@ class DriverLiveness {
  * `reportLost`). A driver silent for driverAnswerMs counts as there: the
  * exit goes on.
  */
-function answersHttp2(probe: net.Socket, reportLost: (reason: string) => void): Promise<void> {
+function answersHttp2(probe: UnixSocket, reportLost: (reason: string) => void): Promise<void> {
   return new Promise((resolve) => {
     let settled = false;
     const settle = (lostReason?: string) => {
@@ -159,9 +162,9 @@ function answersHttp2(probe: net.Socket, reportLost: (reason: string) => void): 
       resolve();
     };
     const timer = setTimeout(() => settle(), driverAnswerMs);
-    probe.once("data", () => settle());
-    probe.once("error", (error: Error) => settle(error.message));
-    probe.once("close", () => settle("the driver closed the connection without answering"));
+    probe.on("data", () => settle());
+    probe.on("error", (error: unknown) => settle(errorMessage(error)));
+    probe.on("close", () => settle("the driver closed the connection without answering"));
     probe.write(http2ClientPreface);
   });
 }

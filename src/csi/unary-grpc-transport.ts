@@ -1,9 +1,8 @@
-import type { Duplex } from "node:stream";
 import { create, type DescMessage, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type ContextValues, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { requestHeader } from "@connectrpc/connect/protocol-grpc";
 import { connectErrorFromSocket, encodeEnvelope, errorFromResetCode, readAnswer, requestHeaderFields } from "./grpc-wire";
-import { Http2ClientSession, type ClientStream, type StreamEnd } from "../http2/client-session";
+import { Http2ClientSession, type ClientStream, type SessionSocket, type StreamEnd } from "../http2/client-session";
 import { ErrorCode } from "../http2/frames";
 
 /** Options of {@link createUnaryGrpcTransport}. */
@@ -13,7 +12,7 @@ export interface UnaryGrpcTransportOptions {
    * socket). Called for the first call, and again for the first call after
    * a session closed or was told to go away. Required.
    */
-  readonly createConnection: () => Duplex;
+  readonly createConnection: () => SessionSocket;
   /** Connect interceptors around every call, outermost first. Default none. */
   readonly interceptors?: readonly Interceptor[];
 }
@@ -160,7 +159,7 @@ function abortReason(signal: AbortSignal): unknown {
 class SessionPool {
   private current: Http2ClientSession | undefined;
 
-  constructor(private readonly createConnection: () => Duplex) {}
+  constructor(private readonly createConnection: () => SessionSocket) {}
 
   call<I extends DescMessage, O extends DescMessage>(req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> {
     let session = this.current;

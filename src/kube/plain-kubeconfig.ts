@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
-import { isIPv6 } from "node:net";
 
 /**
  * PlainCredentials is what a kubeconfig without plugins says: where the
@@ -102,7 +101,8 @@ export function plainInCluster(env: Readonly<Record<string, string | undefined>>
   } catch (e: unknown) {
     return undefined;
   }
-  return { server: `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`, ca, skipTlsVerify: false, tokenFile: `${pathPrefix}${serviceAccountDir}/token` };
+  // As client-go's net.JoinHostPort: a host with a colon is an IPv6 literal and goes in brackets.
+  return { server: `${scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`, ca, skipTlsVerify: false, tokenFile: `${pathPrefix}${serviceAccountDir}/token` };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

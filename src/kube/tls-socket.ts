@@ -1,5 +1,4 @@
-import type { Socket } from "bun";
-import type { SessionSocket } from "../http2/client-session";
+import { BunSocket } from "../http2/bun-socket";
 import type { KubeTlsOptions } from "./kubeconfig";
 
 /** The API server's TLS did not choose HTTP/2 (a proxy or server of HTTP/1.1 only): the client goes on over fetch. */
@@ -22,14 +21,9 @@ export interface TlsDial {
   readonly tls: KubeTlsOptions;
 }
 
-type Listener = (...args: never[]) => void;
-
 /**
  * TlsSocket is a TLS connection to the API server on Bun's own socket
- * (`Bun.connect`), as the HTTP/2 session reads it. Bun's `node:tls` wraps
- * the same socket in a stream Duplex per connection, whose events and
- * buffers cost the floor client 1.3x the anonymous memory of this one in a
- * burst (issue 36, tenth session).
+ * (BunSocket), as the HTTP/2 session reads it.
  *
  * The handshake offers only "h2" and checks the server's certificate
  * against `ca` (or the system's roots) and its name, as fetch does, unless
@@ -38,20 +32,9 @@ type Listener = (...args: never[]) => void;
  * dial fails with NotHttp2Error. "connect" is emitted once the handshake
  * succeeded, "error" for a failed dial or handshake, "close" once.
  */
-export class TlsSocket implements SessionSocket {
-  private socket: Socket | undefined;
-  /** The handshake succeeded: frames may go. */
-  private ready = false;
-  /** end() or destroy() came before the socket existed. */
-  private closed = false;
-  private closeEmitted = false;
-  private errorEmitted = false;
-  private readonly pending: Buffer[] = [];
-  private readonly listeners = new Map<string, Listener[]>();
-  /** unref() before the socket existed: applied once it does. */
-  private wantRef = true;
-
+export class TlsSocket extends BunSocket {
   constructor(dial: TlsDial) {
+    super();
     const { ca, cert, key, rejectUnauthorized } = dial.tls;
     const verify = rejectUnauthorized !== false;
     Bun.connect({
@@ -66,22 +49,18 @@ export class TlsSocket implements SessionSocket {
       },
       socket: {
         open: (socket) => {
-          this.socket = socket;
-          if (this.closed) socket.terminate();
-          else if (!this.wantRef) socket.unref();
+          this.opened(socket);
         },
         handshake: (socket, authorized, authorizationError) => {
           if (verify && !authorized) return this.fail(socket, authorizationError ?? new Error(`TLS handshake with ${dial.server} failed`));
           if (socket.alpnProtocol !== "h2") return this.fail(socket, new NotHttp2Error(dial.server));
-          this.ready = true;
-          this.emit("connect");
-          this.flush();
+          this.becameReady();
         },
         data: (_socket, data) => this.emit("data", data),
         drain: () => this.flush(),
         close: () => {
           // A server that hangs up during the handshake (Bun then calls neither handshake nor error) failed the dial too.
-          if (!this.ready && !this.errorEmitted) this.emitError(new Error(`TLS handshake with ${dial.server} failed: the connection closed`));
+          if (!this.isReady && !this.failed) this.emitError(new Error(`TLS handshake with ${dial.server} failed: the connection closed`));
           this.closeOnce();
         },
         error: (_socket, e) => this.emitError(e),
@@ -94,75 +73,5 @@ export class TlsSocket implements SessionSocket {
       this.emitError(e);
       this.closeOnce();
     });
-  }
-
-  on(event: string, listener: Listener): this {
-    const list = this.listeners.get(event);
-    if (list === undefined) this.listeners.set(event, [listener]);
-    else list.push(listener);
-    return this;
-  }
-
-  write(bytes: Buffer): void {
-    if (this.closed) return;
-    this.pending.push(bytes);
-    this.flush();
-  }
-
-  end(): void {
-    if (this.socket === undefined) this.closed = true;
-    this.socket?.end();
-  }
-
-  destroy(): void {
-    if (this.socket === undefined) this.closed = true;
-    this.socket?.terminate();
-  }
-
-  ref(): void {
-    this.wantRef = true;
-    this.socket?.ref();
-  }
-
-  unref(): void {
-    this.wantRef = false;
-    this.socket?.unref();
-  }
-
-  /** flush writes what is pending, as much as the socket takes now; the rest waits for "drain". */
-  private flush(): void {
-    const socket = this.socket;
-    if (socket === undefined || !this.ready) return;
-    while (this.pending.length > 0) {
-      const head = this.pending[0] as Buffer;
-      const written = socket.write(head);
-      if (written < head.length) {
-        this.pending[0] = head.subarray(Math.max(0, written));
-        return;
-      }
-      this.pending.shift();
-    }
-  }
-
-  private fail(socket: Socket, error: unknown): void {
-    this.pending.length = 0;
-    this.emitError(error);
-    socket.terminate();
-  }
-
-  private emitError(error: unknown): void {
-    this.errorEmitted = true;
-    this.emit("error", error);
-  }
-
-  private closeOnce(): void {
-    if (this.closeEmitted) return;
-    this.closeEmitted = true;
-    this.socket = undefined;
-    this.emit("close");
-  }
-
-  private emit(event: string, ...args: unknown[]): void {
-    for (const listener of this.listeners.get(event) ?? []) (listener as (...a: unknown[]) => void)(...args);
   }
 }

@@ -6,12 +6,12 @@
  * cluster-caches.ts, http-endpoint.ts); this one hands on the CsiDriver.
  */
 import { statSync } from "node:fs";
-import * as net from "node:net";
 import { Code } from "@connectrpc/connect";
 import type { Config } from "../cli/config";
 import { inTreePluginForDriver } from "../controller/migration/in-tree-plugins";
 import { CsiClient, type DriverCapabilities } from "../csi/csi-client";
 import { createDriverConnection } from "../csi/driver-connection";
+import { UnixSocket } from "../csi/unix-socket";
 import { stopSignalSpreadMs, type DriverLoss } from "../csi/driver-loss";
 import { CsiCallError } from "../csi/errors";
 import { createGrpcLogInterceptor, grpcLogLevel } from "../csi/grpc-log-interceptor";
@@ -211,12 +211,12 @@ async function waitForSocket(path: string, backoff: Backoff, log: Logger, signal
 /** connectFailure dials the socket once: undefined when it connects, else why not. */
 function connectFailure(path: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const socket = net.connect(path);
-    socket.once("connect", () => {
+    const socket = new UnixSocket(path);
+    socket.on("connect", () => {
       socket.destroy();
       resolve(undefined);
     });
-    socket.once("error", (error: Error) => resolve(notASocket(path) ? `${path} exists but is not a socket` : error.message));
+    socket.on("error", (error: unknown) => resolve(notASocket(path) ? `${path} exists but is not a socket` : errorMessage(error)));
   });
 }
 

@@ -17,7 +17,9 @@ type CallAnswer = "drop-connection" | "answer-empty" | "reset-no-error" | "goawa
  * answered with an empty message and status OK (a Probe answer: ready),
  * left unanswered while the driver drops the whole connection under it,
  * reset with NO_ERROR before any answer, or answered after the driver told
- * the session to go away. `sessions` counts the connections it accepted.
+ * the session to go away. `sessions` counts the connections that carried a
+ * call: the attacher's liveness probe also connects (after a connection of
+ * its closes, as soon as the socket says so), and carries none.
  */
 async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: string; sessions: () => number } & AsyncDisposable> {
   const dir = mkdtempSync(join(tmpdir(), "driver-connection-"));
@@ -25,12 +27,12 @@ async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: stri
   const server = http2.createServer();
   // The attacher keeps its driver session open for good: ended here, or the server would wait for it.
   const sessions = new Set<http2.ServerHttp2Session>();
-  let accepted = 0;
+  const calling = new Set<http2.Http2Session>();
   server.on("session", (session) => {
     sessions.add(session);
-    accepted += 1;
   });
   server.on("stream", (stream: http2.ServerHttp2Stream) => {
+    if (stream.session) calling.add(stream.session);
     const answer = answers.shift() ?? "answer-empty";
     if (answer === "drop-connection") {
       stream.session?.destroy();
@@ -49,7 +51,7 @@ async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: stri
   await new Promise<void>((resolve) => server.listen(socketPath, resolve));
   return {
     socketPath,
-    sessions: () => accepted,
+    sessions: () => calling.size,
     [Symbol.asyncDispose]() {
       // Bun's server.close() does not call back once a session it had is gone: not awaited.
       server.close();
