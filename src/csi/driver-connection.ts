@@ -1,6 +1,7 @@
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { clientPreface, frame, FrameType } from "../http2/frames";
 import { errorMessage } from "../util/error-message";
+import { socketFileIdentity } from "./socket-file-identity";
 import { createUnaryGrpcTransport } from "./unary-grpc-transport";
 import { UnixSocket } from "./unix-socket";
 
@@ -76,6 +77,14 @@ export function createDriverConnection(given: DriverConnectionOptions): DriverCo
  * lands in its backlog), so the probe connection is kept open as a watch of
  * its own: when it closes, the check runs again, until a dial is refused or
  * the driver keeps it.
+ *
+ * A dial that reaches a driver can still have reached another one: a
+ * restarted driver binds its socket as a new file on the same path, and
+ * when its restart is faster than our dial (a probe that landed in the dying
+ * driver's backlog re-dials only after a second) the dial connects to it. So
+ * every connection, the transport's and the probes', compares the socket
+ * file with the one the first connection found, and a new file is a loss:
+ * the driver we were connected to is gone, as upstream's exit wants it known.
  */
 class DriverLiveness {
   /** Set by the first loss reported: from then on nothing is dialled and nothing reported again. */
@@ -86,6 +95,8 @@ class DriverLiveness {
    * not a driver that went away.
    */
   private everConnected = false;
+  /** The socket file (socketFileIdentity) the first transport connection found: the driver this process works with. */
+  private driverFile: string | undefined;
 
   constructor(
     private readonly socketPath: string,
@@ -97,6 +108,7 @@ class DriverLiveness {
     // A UnixSocket emits "connect" and "close" at most once each.
     socket.on("connect", () => {
       this.everConnected = true;
+      this.sameDriver();
     });
     socket.on("close", () => this.checkInBackground());
   }
@@ -127,13 +139,29 @@ class DriverLiveness {
     return new Promise((resolve) => {
       if (this.lost || !this.everConnected) return resolve();
       const probe = new UnixSocket(this.socketPath);
-      probe.on("connect", () => void Promise.resolve(connected(probe)).then(resolve));
+      probe.on("connect", () => {
+        if (this.sameDriver()) return void Promise.resolve(connected(probe)).then(resolve);
+        probe.destroy();
+        resolve();
+      });
       // A failed dial, or a probe kept as a watch that breaks: the driver is gone.
       probe.on("error", (error: unknown) => {
         this.reportLost(errorMessage(error));
         resolve();
       });
     });
+  }
+
+  /** sameDriver records the socket file at the first connection and, at each later one, reports a loss (answering false) when the file is not that one. */
+  private sameDriver(): boolean {
+    const file = socketFileIdentity(this.socketPath);
+    if (this.driverFile === undefined) {
+      this.driverFile = file;
+      return true;
+    }
+    if (file === this.driverFile) return true;
+    this.reportLost(file === undefined ? `the driver's socket ${this.socketPath} is gone` : `the driver's socket ${this.socketPath} is a new file: another driver listens there`);
+    return false;
   }
 
   private reportLost(reason: string): void {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminClient } from "../ground/admin-client";
@@ -140,6 +140,19 @@ describe("losing the driver", () => {
     await ground.attachOnce();
     await ground.driver.kill();
     expect(await ground.attacher.process.exited).toBe(1);
+    expect(readFileSync(ground.terminationLog, "utf8")).toBe("Lost connection to CSI driver, exiting\n");
+  });
+
+  it("exits 1 as well when a restarted driver already listens on the socket when the old one goes, so that the dial after the close reaches the new one", async () => {
+    await using ground = await withDriverAndAttacher("replaced");
+    await ground.attachOnce();
+    // A new driver's socket takes the path while the old one still runs, as a restart faster than the attacher's dial
+    // (moved there: bound on the path itself, its control socket too would share the old one's path and pooled connection).
+    await using successor = await launchFakeCsiDriver({ config: { name: ground.driverName } });
+    renameSync(successor.csiSocket, ground.driver.csiSocket);
+    await ground.driver.kill();
+    expect(await ground.attacher.process.exited).toBe(1);
+    expect(ground.attacher.log()).toMatch(/^E.*"Lost connection to CSI driver, exiting".*reason="the driver's socket .*csi\.sock is a new file: another driver listens there"/m);
     expect(readFileSync(ground.terminationLog, "utf8")).toBe("Lost connection to CSI driver, exiting\n");
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, unlinkSync } from "node:fs";
 import * as http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,10 +20,16 @@ type CallAnswer = "drop-connection" | "answer-empty" | "reset-no-error" | "goawa
  * the session to go away. `sessions` counts the connections that carried a
  * call: the attacher's liveness probe also connects (after a connection of
  * its closes, as soon as the socket says so), and carries none.
+ *
+ * Given `takeOver`, another driver's socket path, it binds a new socket file
+ * there as a restarted driver does, while the other still runs: whoever dials
+ * the path from then on reaches this one. `dropAll` ends every connection
+ * it accepted.
  */
-async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: string; sessions: () => number } & AsyncDisposable> {
-  const dir = mkdtempSync(join(tmpdir(), "driver-connection-"));
-  const socketPath = join(dir, "csi.sock");
+async function driverOnSocket(answers: CallAnswer[], takeOver?: string): Promise<{ socketPath: string; sessions: () => number; dropAll: () => void } & AsyncDisposable> {
+  const dir = takeOver === undefined ? mkdtempSync(join(tmpdir(), "driver-connection-")) : undefined;
+  const socketPath = takeOver ?? join(dir as string, "csi.sock");
+  if (takeOver !== undefined) unlinkSync(takeOver);
   const server = http2.createServer();
   // The attacher keeps its driver session open for good: ended here, or the server would wait for it.
   const sessions = new Set<http2.ServerHttp2Session>();
@@ -52,11 +58,14 @@ async function driverOnSocket(answers: CallAnswer[]): Promise<{ socketPath: stri
   return {
     socketPath,
     sessions: () => calling.size,
+    dropAll: () => {
+      for (const session of sessions) session.destroy();
+    },
     [Symbol.asyncDispose]() {
       // Bun's server.close() does not call back once a session it had is gone: not awaited.
       server.close();
       for (const session of sessions) session.destroy();
-      rmSync(dir, { recursive: true, force: true });
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
       return Promise.resolve();
     },
   };
@@ -117,6 +126,19 @@ describe("driver connection", () => {
     }
     await connection.checkDriverNow();
     expect(lost).toHaveLength(1);
+  });
+
+  it("reports the driver lost when the dial after a closed connection reaches another driver that bound the socket anew, as a restart faster than that dial does", async () => {
+    const lost: string[] = [];
+    await using first = await driverOnSocket([]);
+    const connection = createDriverConnection({ socketPath: first.socketPath, onConnectionLost: (reason) => lost.push(reason) });
+    expect(await new CsiClient(connection.transport).probe(60_000)).toBe(true);
+    await using restarted = await driverOnSocket([], first.socketPath);
+    // The old driver's connections end while the new one already listens: the liveness dial after the close can only reach the new driver.
+    first.dropAll();
+    const deadline = performance.now() + 3_000;
+    while (lost.length === 0 && performance.now() < deadline) await Bun.sleep(10);
+    expect(lost).toEqual([`the driver's socket ${restarted.socketPath} is a new file: another driver listens there`]);
   });
 
   it("refuses streaming calls, which the attacher never makes", async () => {
