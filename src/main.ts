@@ -35,7 +35,11 @@ async function main(argv: readonly string[]): Promise<number> {
     const endpoint = await startHttpEndpoint({ config, log });
     const apiServer = await connectToApiServer({ config, endpoint });
     const driver = await connectToDriver({ config, log, endpoint, shutdown, driverLoss });
-    if (driver === undefined) return driverLoss.exitCode(); // stopped while waiting for the driver
+    if (driver === undefined) {
+      // Stopped while waiting for the driver: nothing was in flight.
+      shutdown.drained();
+      return driverLoss.exitCode();
+    }
     const attacher = { config, log, apiServer, driver, endpoint, signal };
     if (!config.leaderElection) await runAttacher(attacher);
     // A lost lease means another replica may already be attaching: stop at once, as upstream does.
@@ -47,6 +51,7 @@ async function main(argv: readonly string[]): Promise<number> {
     log.error(e.message, { err: e.cause, ...e.fields });
     return 1;
   }
+  shutdown.drained();
   log.info("Stopped");
   return driverLoss.exitCode();
 }

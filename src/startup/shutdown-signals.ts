@@ -1,4 +1,5 @@
 import type { Logger } from "../log/logger";
+import { DrainDeadline } from "./drain-deadline";
 
 export interface ShutdownSignalsOptions {
   /** --timeout: how long an in-flight CSI call may still take once a signal came. */
@@ -8,9 +9,6 @@ export interface ShutdownSignalsOptions {
   /** Ends the process with a code: main.ts's, the one place that exits. */
   readonly exit: (code: number) => never;
 }
-
-/** Time allowed after --timeout for the last operations' API writes when shutting down. */
-const shutdownGraceMs = 5_000;
 
 /**
  * Shutdown is how the attacher's work is stopped: by a stop signal, or by
@@ -24,27 +22,24 @@ export interface Shutdown {
   readonly signalled: AbortSignal;
   /** stopWork stops the work as a signal does (the same drain deadline), without counting as one. */
   readonly stopWork: () => void;
+  /** drained says the work has stopped: the drain deadline is off (see DrainDeadline). */
+  readonly drained: () => void;
 }
 
 /**
  * stopOnSignals turns SIGINT and SIGTERM into a stop of the work. A drain
- * that outlasts --timeout plus a grace period, or a second signal, exits at
+ * that outlasts its deadline (DrainDeadline), or a second signal, exits at
  * once.
  */
 export function stopOnSignals(options: ShutdownSignalsOptions): Shutdown {
   const { log, exit } = options;
   const stop = new AbortController();
   const signalled = new AbortController();
-  // In-flight CSI calls end within --timeout; the API writes that record
-  // their outcome follow at once. Past that, something is stuck.
-  const drainMs = options.timeoutMs + shutdownGraceMs;
+  const deadline = new DrainDeadline({ timeoutMs: options.timeoutMs, log, exit });
   const stopWork = () => {
     if (stop.signal.aborted) return;
     stop.abort();
-    setTimeout(() => {
-      log.error("In-flight operations did not finish in time, exiting", { drainTimeout: `${drainMs}ms` });
-      exit(1);
-    }, drainMs).unref();
+    deadline.start();
   };
   // JS must handle them: Bun as PID 1 ignores SIGTERM otherwise.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -55,10 +50,10 @@ export function stopOnSignals(options: ShutdownSignalsOptions): Shutdown {
         log.warn("Received second signal, exiting without waiting for in-flight operations", { signal });
         exit(1);
       }
-      log.info("Received signal, shutting down", { signal, drainTimeout: `${drainMs}ms` });
+      log.info("Received signal, shutting down", { signal, drainTimeout: `${deadline.ms}ms` });
       signalled.abort();
       stopWork();
     });
   }
-  return { work: stop.signal, signalled: signalled.signal, stopWork };
+  return { work: stop.signal, signalled: signalled.signal, stopWork, drained: () => deadline.drained() };
 }

@@ -143,6 +143,15 @@ describe("losing the driver", () => {
     expect(readFileSync(ground.terminationLog, "utf8")).toBe("Lost connection to CSI driver, exiting\n");
   });
 
+  it("with a --timeout under 5 s as well: the drain's deadline does not cut short the wait for a stop signal that may come with the loss", async () => {
+    await using ground = await withDriverAndAttacher("short-timeout", ["--timeout=1s"]);
+    await ground.attachOnce();
+    await ground.driver.kill();
+    expect(await ground.attacher.process.exited).toBe(1);
+    expect(ground.attacher.log()).not.toContain("In-flight operations did not finish in time");
+    expect(readFileSync(ground.terminationLog, "utf8")).toBe("Lost connection to CSI driver, exiting\n");
+  });
+
   it("exits 1 as well when a restarted driver already listens on the socket when the old one goes, so that the dial after the close reaches the new one", async () => {
     await using ground = await withDriverAndAttacher("replaced");
     await ground.attachOnce();
