@@ -1,4 +1,5 @@
 import { describe, expect, it } from "bun:test";
+import { rmSync } from "node:fs";
 import { driverKinds } from "./invariants";
 import { runChaos } from "./run-chaos";
 
@@ -34,5 +35,7 @@ describe.each(driverKinds)("chaos with leader election and a %s driver", (driver
     expect(report.invariants.filter((result) => result.checked === 0).map((result) => result.name)).toEqual([]);
     // The calls were counted, and no stray unpublish went beyond a deleted VA's detach and the one each swept VA may cost.
     expect({ published: report.calls.publishes > 0, straysBeyondAllowed: report.calls.beyond }).toEqual({ published: true, straysBeyondAllowed: 0 });
+    // Every promise kept: the logs are not needed (a failed run keeps them, named in its report).
+    rmSync(report.dir, { recursive: true, force: true });
   });
 });
