@@ -20,12 +20,12 @@ export const glanceTableMarkers = { start: "<!-- glance:start (bun run readme:fl
 export const ratioTableMarkers = { start: "<!-- ratios:start (bun run readme:flags) -->", end: "<!-- ratios:end -->" } as const;
 
 /**
- * The reports the figures come from: the run of 2026-11-29 16:23 (issue
+ * The reports the figures come from: the run of 2026-11-29 19:11 (issue
  * 36: the binary whose API requests and driver calls both run on our own
- * HTTP/2 client, with the cache's compiled parser, built to read no .env or
- * bunfig.toml, its generated descriptors hydrated without descriptor.proto,
- * its log calls' sites written in by the build, its metrics without
- * prom-client's index;
+ * HTTP/2 client over Bun's own sockets, with the cache's compiled parser,
+ * built to read no .env or bunfig.toml, its generated descriptors hydrated
+ * without descriptor.proto, its log calls' sites written in by the build,
+ * its metrics without prom-client's index;
  * the floor at 10 and at 100 workers), its cold starts on fresh grounds and
  * its 10,000-volume run, and the 100,000-volume run of 2026-11-28 09:10
  * (the same HTTP/2 stack, before the later levers), all as the binary
@@ -33,19 +33,19 @@ export const ratioTableMarkers = { start: "<!-- ratios:start (bun run readme:fla
  */
 export const reports = {
   /** The full run: every scenario but scale; the container limits on a cluster holding only the N volumes. */
-  full: "2026-11-29T1623",
+  full: "2026-11-29T1911",
   /** 100,000 volumes, one round, the same stack. */
   edge: "2026-11-28T0910-scale-100k-h2",
   /** 10,000 volumes (+ 10,000 of other drivers), three rounds, the full run's binary. */
-  scale10k: "2026-11-29T1700-scale-10k",
+  scale10k: "2026-11-29T1946-scale-10k",
   /** Cold start with 100 VAs waiting on a fresh ground, the floor beside ours and Go. */
-  cold100: "2026-11-29T1657-cold-start-floor-100",
+  cold100: "2026-11-29T1944-cold-start-floor-100",
   /** The same with 300 VAs waiting. */
-  cold300: "2026-11-29T1657-cold-start-floor-300",
+  cold300: "2026-11-29T1944-cold-start-floor-300",
   /** 300 VAs waiting again, on another fresh ground. */
-  cold300again: "2026-11-29T1658-cold-start-floor-300-again",
+  cold300again: "2026-11-29T1945-cold-start-floor-300-again",
   /** 100 VAs waiting, ours with the image's runtime options in its environment, as in a container: no re-exec. */
-  coldImage: "2026-11-29T1658-cold-start-image-env",
+  coldImage: "2026-11-29T1945-cold-start-image-env",
 } as const;
 
 /** ReportName names one of the reports above. */
