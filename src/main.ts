@@ -35,17 +35,15 @@ async function main(argv: readonly string[]): Promise<number> {
     const endpoint = await startHttpEndpoint({ config, log });
     const apiServer = await connectToApiServer({ config, endpoint });
     const driver = await connectToDriver({ config, log, endpoint, shutdown, driverLoss });
-    if (driver === undefined) {
-      // Stopped while waiting for the driver: nothing was in flight.
-      shutdown.drained();
-      return driverLoss.exitCode();
+    // Undefined when stopped while waiting for the driver: no work ever ran.
+    if (driver !== undefined) {
+      const attacher = { config, log, apiServer, driver, endpoint, signal };
+      if (!config.leaderElection) await runAttacher(attacher);
+      // A lost lease means another replica may already be attaching: stop at once, as upstream does.
+      else if ((await runWhileLeading(attacher)) === "lost") return 1;
+      // The work has stopped: a driver that went away during the drain is judged now, not dropped with the exit.
+      await driver.checkDriverNow();
     }
-    const attacher = { config, log, apiServer, driver, endpoint, signal };
-    if (!config.leaderElection) await runAttacher(attacher);
-    // A lost lease means another replica may already be attaching: stop at once, as upstream does.
-    else if ((await runWhileLeading(attacher)) === "lost") return 1;
-    // The work has stopped: a driver that went away during the drain is judged now, not dropped with the exit.
-    await driver.checkDriverNow();
   } catch (e: unknown) {
     if (!(e instanceof StartupFailure)) throw e;
     log.error(e.message, { err: e.cause, ...e.fields });

@@ -43,7 +43,7 @@ export class UnixSocket extends BunSocket {
 }
 
 /** DialError is a failed dial as `node:net` describes one. */
-export interface DialError extends Error {
+interface DialError extends Error {
   readonly code: string;
   readonly errno: number | undefined;
   readonly syscall: "connect";
@@ -51,7 +51,7 @@ export interface DialError extends Error {
 }
 
 /** nodeDialError words Bun's failed dial of `path` ("Failed to connect", with a code) as `node:net` does. */
-export function nodeDialError(e: unknown, path: string): DialError {
+function nodeDialError(e: unknown, path: string): DialError {
   const fields = typeof e === "object" && e !== null ? (e as { code?: unknown; errno?: unknown }) : {};
   // node:net says UNKNOWN for an error it has no name for.
   const code = typeof fields.code === "string" ? fields.code : "UNKNOWN";
